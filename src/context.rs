@@ -1,0 +1,252 @@
+//! pi's `buildSessionContext`, reading only what the answer needs: the leaf's record names
+//! the latest compaction, model and thinking-level entries on its path, so the walk stops at
+//! the compaction's first kept entry instead of the root.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use crate::error::Result;
+use crate::format::line::{EntryKind, json_str};
+use crate::format::record::{Record, SEQ_NONE};
+use crate::format::write::push_json_string;
+use crate::session::{Session, timestamp_ms, top_level_fields};
+use crate::tree::ancestor_at_depth;
+
+/// The context for one leaf: `{"messages":[...],"thinkingLevel":...,"model":...}`.
+#[derive(Clone, Debug)]
+pub struct Context {
+    /// Each message as JSON, stored ones byte for byte.
+    pub messages: Vec<Box<RawValue>>,
+    pub thinking_level: Box<RawValue>,
+    /// `{"provider":...,"modelId":...}` or `None` (JSON null).
+    pub model: Option<Box<RawValue>>,
+}
+
+impl Context {
+    /// The context as one JSON object, keys in pi's order.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"messages\":[");
+        for (index, message) in self.messages.iter().enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            out.push_str(message.get());
+        }
+        out.push_str("],\"thinkingLevel\":");
+        out.push_str(self.thinking_level.get());
+        out.push_str(",\"model\":");
+        out.push_str(self.model.as_ref().map_or("null", |model| model.get()));
+        out.push('}');
+        out
+    }
+}
+
+fn raw(json: String) -> Box<RawValue> {
+    RawValue::from_string(json).expect("context code builds only valid JSON")
+}
+
+pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
+    if leaf_seq == SEQ_NONE {
+        return Ok(Context {
+            messages: Vec::new(),
+            thinking_level: raw("\"off\"".into()),
+            model: None,
+        });
+    }
+    let store = session.store();
+    let leaf = store.existing_record(leaf_seq)?;
+    let thinking_level = match leaf.thinking_seq {
+        SEQ_NONE => raw("\"off\"".into()),
+        seq => {
+            let entry = read(session, &store.existing_record(seq)?)?;
+            // `undefined` (a missing field) leaves the key out of JSON.stringify's output;
+            // pi's default is "off" only when no change exists at all.
+            field(&entry, "thinkingLevel").unwrap_or_else(|| raw("null".into()))
+        }
+    };
+    let model = match leaf.model_seq {
+        SEQ_NONE => None,
+        seq => Some(model_of(session, &store.existing_record(seq)?)?),
+    };
+
+    // The kept part of the path: from the first kept entry (or the root) to the leaf.
+    let mut stop_seq = SEQ_NONE;
+    let mut compaction_line = None;
+    if leaf.compaction_seq != SEQ_NONE {
+        let compaction = store.existing_record(leaf.compaction_seq)?;
+        let line = read(session, &compaction)?;
+        let first_kept =
+            field(&line, "firstKeptEntryId").and_then(|raw| json_str(&raw).map(Cow::into_owned));
+        // Entries before the compaction are kept only from the first kept one, and only if it
+        // is on the path; otherwise the walk stops at the compaction itself.
+        stop_seq = leaf.compaction_seq;
+        if let Some(first_kept) = first_kept
+            && let Some(kept_seq) = store.seq_of(&first_kept)?
+        {
+            let kept = store.existing_record(kept_seq)?;
+            if kept.kind.is_some()
+                && kept.depth < compaction.depth
+                && ancestor_at_depth(store, leaf.compaction_seq, kept.depth)? == Some(kept_seq)
+            {
+                stop_seq = kept_seq;
+            }
+        }
+        compaction_line = Some(line);
+    }
+    let mut path = Vec::new();
+    let mut seq = leaf_seq;
+    while seq != SEQ_NONE {
+        let record = store.existing_record(seq)?;
+        let parent = record.parent_seq;
+        let reached_stop = seq == stop_seq;
+        path.push((seq, record));
+        if reached_stop {
+            break;
+        }
+        seq = parent;
+    }
+    path.reverse();
+
+    let mut messages = Vec::with_capacity(path.len() + 1);
+    if let Some(line) = &compaction_line {
+        let mut out = String::from("{\"role\":\"compactionSummary\",\"summary\":");
+        out.push_str(
+            field(line, "summary")
+                .map_or("null".into(), |raw| raw.get().to_string())
+                .as_str(),
+        );
+        append_optional(&mut out, "tokensBefore", field(line, "tokensBefore"));
+        append_timestamp(&mut out, line);
+        out.push('}');
+        messages.push(raw(out));
+    }
+    let legacy = store.state.header_version < 3 && !store.state.header_recovered;
+    for (seq, record) in &path {
+        if *seq == leaf.compaction_seq {
+            continue;
+        }
+        if let Some(message) = message_of(session, record, legacy)? {
+            messages.push(message);
+        }
+    }
+    Ok(Context {
+        messages,
+        thinking_level,
+        model,
+    })
+}
+
+/// What an entry contributes to the context, if anything.
+fn message_of(session: &Session, record: &Record, legacy: bool) -> Result<Option<Box<RawValue>>> {
+    match record.kind {
+        Some(EntryKind::Message) => {
+            let line = read(session, record)?;
+            let Some(message) = field(&line, "message") else {
+                return Ok(None);
+            };
+            if legacy {
+                return Ok(Some(migrate_hook_message(message)));
+            }
+            Ok(Some(message))
+        }
+        Some(EntryKind::CustomMessage) => {
+            let line = read(session, record)?;
+            let mut out = String::from("{\"role\":\"custom\"");
+            for key in ["customType", "content", "display", "details"] {
+                append_optional(&mut out, key, field(&line, key));
+            }
+            append_timestamp(&mut out, &line);
+            out.push('}');
+            Ok(Some(raw(out)))
+        }
+        Some(EntryKind::BranchSummary) => {
+            let line = read(session, record)?;
+            let summary = field(&line, "summary");
+            if !summary.as_ref().is_some_and(|summary| is_truthy(summary)) {
+                return Ok(None);
+            }
+            let mut out = String::from("{\"role\":\"branchSummary\"");
+            append_optional(&mut out, "summary", summary);
+            append_optional(&mut out, "fromId", field(&line, "fromId"));
+            append_timestamp(&mut out, &line);
+            out.push('}');
+            Ok(Some(raw(out)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `{provider, modelId}` from a model change, or from an assistant message's `provider` and
+/// `model`.
+fn model_of(session: &Session, record: &Record) -> Result<Box<RawValue>> {
+    let line = read(session, record)?;
+    let (provider, model_id) = if record.kind == Some(EntryKind::ModelChange) {
+        (field(&line, "provider"), field(&line, "modelId"))
+    } else {
+        let message = field(&line, "message");
+        let message_fields = message
+            .as_ref()
+            .and_then(|message| top_level_fields(message.get()).ok());
+        let get = |key: &str| {
+            message_fields
+                .as_ref()
+                .and_then(|fields| fields.get(key).map(|raw| (*raw).to_owned()))
+        };
+        (get("provider"), get("model"))
+    };
+    let mut out = String::from("{");
+    append_optional(&mut out, "provider", provider);
+    append_optional(&mut out, "modelId", model_id);
+    if out.len() > 1 {
+        out.remove(1);
+    }
+    out.push('}');
+    Ok(raw(out))
+}
+
+/// v1/v2 files: a `hookMessage` role is read as `custom` (pi's v2 to v3 migration).
+fn migrate_hook_message(message: Box<RawValue>) -> Box<RawValue> {
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(message.get()) else {
+        return message;
+    };
+    match value.get_mut("role") {
+        Some(role) if role == "hookMessage" => *role = serde_json::Value::String("custom".into()),
+        _ => return message,
+    }
+    serde_json::value::to_raw_value(&value).unwrap_or(message)
+}
+
+fn read(session: &Session, record: &Record) -> Result<String> {
+    session.read_line(record)
+}
+
+fn field(line: &str, name: &str) -> Option<Box<RawValue>> {
+    top_level_fields(line)
+        .ok()?
+        .get(name)
+        .map(|raw| (*raw).to_owned())
+}
+
+/// `,"key":value` when the value exists (JSON.stringify drops undefined values).
+fn append_optional(out: &mut String, key: &str, value: Option<Box<RawValue>>) {
+    if let Some(value) = value {
+        out.push(',');
+        push_json_string(out, key);
+        out.push(':');
+        out.push_str(value.get());
+    }
+}
+
+/// `,"timestamp":ms` from the entry's ISO timestamp (`null` where JavaScript gets NaN).
+fn append_timestamp(out: &mut String, line: &str) {
+    let millis = field(line, "timestamp")
+        .and_then(|raw| json_str(&raw).and_then(|text| timestamp_ms(&text)));
+    out.push_str(",\"timestamp\":");
+    out.push_str(&millis.map_or("null".into(), |millis| millis.to_string()));
+}
+
+/// JavaScript truthiness of a JSON value.
+fn is_truthy(value: &RawValue) -> bool {
+    !matches!(value.get(), "null" | "false" | "0" | "\"\"" | "-0" | "0.0")
+}

@@ -1,0 +1,73 @@
+//! The library's error type. Every variant names the file it concerns and, where one exists,
+//! the byte offset; the CLI maps variants to exit codes in one place (tools/src/exit.rs).
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why an operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing a file failed.
+    #[error("{path}: {operation}: {source}")]
+    Io {
+        path: PathBuf,
+        operation: &'static str,
+        source: io::Error,
+    },
+
+    /// The sidecar index could not be used (it is rebuilt where possible; this error is only
+    /// returned where even a fresh index could not be written).
+    #[error("{path}: index: {reason}")]
+    Index { path: PathBuf, reason: String },
+
+    /// A line read through the index no longer matches the bytes the index recorded: the log
+    /// was rewritten behind this handle's back. Reopening rebuilds the index.
+    #[error(
+        "{path}: byte {offset_bytes}: the log changed under the index ({reason}); reopen the session"
+    )]
+    LogChanged {
+        path: PathBuf,
+        offset_bytes: u64,
+        reason: String,
+    },
+
+    /// An entry named by the caller does not exist.
+    #[error("{path}: entry {id:?} not found")]
+    EntryNotFound { path: PathBuf, id: String },
+
+    /// Another writer appended a child of this handle's leaf since it last looked, so this
+    /// append would have silently started a sibling branch.
+    #[error(
+        "{path}: stale view: another writer appended {their_id:?} after {leaf:?}; refresh or branch explicitly"
+    )]
+    Conflict {
+        path: PathBuf,
+        leaf: Option<String>,
+        their_id: String,
+    },
+
+    /// An earlier write or sync failed; nothing more is written until the session is reopened.
+    #[error("{path}: writes refused after an earlier I/O failure ({reason}); reopen the session")]
+    Poisoned { path: PathBuf, reason: String },
+
+    /// The caller passed something unusable (invalid JSON, an unknown option).
+    #[error("{path}: {reason}")]
+    InvalidInput { path: PathBuf, reason: String },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(
+        path: impl Into<PathBuf>,
+        operation: &'static str,
+        source: io::Error,
+    ) -> Error {
+        Error::Io {
+            path: path.into(),
+            operation,
+            source,
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! Classification of one log line: blank, header, canonical entry or opaque record.
+//!
+//! Pure code: it sees the bytes of one line (without its `\n`) and nothing else. Only the
+//! fields that indexing needs are decoded; payloads are skipped as raw JSON, which serde_json
+//! does iteratively, so a payload nested 10,000 levels deep parses like a flat one.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+/// The nine canonical entry types of the v3 format. The numeric codes are stored in index
+/// records (format-spec/index.md) and must never be renumbered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum EntryKind {
+    Message = 1,
+    ThinkingLevelChange = 2,
+    ModelChange = 3,
+    Compaction = 4,
+    BranchSummary = 5,
+    Custom = 6,
+    CustomMessage = 7,
+    Label = 8,
+    SessionInfo = 9,
+}
+
+impl EntryKind {
+    pub const ALL: [EntryKind; 9] = [
+        EntryKind::Message,
+        EntryKind::ThinkingLevelChange,
+        EntryKind::ModelChange,
+        EntryKind::Compaction,
+        EntryKind::BranchSummary,
+        EntryKind::Custom,
+        EntryKind::CustomMessage,
+        EntryKind::Label,
+        EntryKind::SessionInfo,
+    ];
+
+    /// The `type` string written in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Message => "message",
+            EntryKind::ThinkingLevelChange => "thinking_level_change",
+            EntryKind::ModelChange => "model_change",
+            EntryKind::Compaction => "compaction",
+            EntryKind::BranchSummary => "branch_summary",
+            EntryKind::Custom => "custom",
+            EntryKind::CustomMessage => "custom_message",
+            EntryKind::Label => "label",
+            EntryKind::SessionInfo => "session_info",
+        }
+    }
+
+    pub fn from_type_str(text: &str) -> Option<EntryKind> {
+        EntryKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == text)
+    }
+
+    pub fn from_code(code: u8) -> Option<EntryKind> {
+        EntryKind::ALL.into_iter().find(|kind| *kind as u8 == code)
+    }
+}
+
+impl fmt::Display for EntryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `parentId` field of a line, which the format allows to be absent (OpenClaw's gateway
+/// omits it on linear files) as well as null.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParentRef<'a> {
+    /// No `parentId` key: the entry continues from the current leaf.
+    Absent,
+    /// `null`, or a value that is not a string (which can name no entry): a root.
+    Root,
+    Id(Cow<'a, str>),
+}
+
+/// Why a line is kept as an opaque record instead of an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpaqueReason {
+    InvalidJson(String),
+    NotAnObject,
+    MissingType,
+    UnknownType(String),
+    MissingId,
+    /// An OpenClaw `leaf` control row; its target moves the leaf when it names a known id.
+    LeafControl,
+    /// A `session` record that is not the first line.
+    ExtraHeader,
+    TooLong,
+}
+
+impl fmt::Display for OpaqueReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpaqueReason::InvalidJson(detail) => write!(f, "not valid JSON ({detail})"),
+            OpaqueReason::NotAnObject => f.write_str("not a JSON object"),
+            OpaqueReason::MissingType => f.write_str("no string \"type\""),
+            OpaqueReason::UnknownType(kind) => write!(f, "unknown entry type {kind:?}"),
+            OpaqueReason::MissingId => f.write_str("no string \"id\""),
+            OpaqueReason::LeafControl => f.write_str("leaf control row"),
+            OpaqueReason::ExtraHeader => f.write_str("session header that is not the first line"),
+            OpaqueReason::TooLong => write!(f, "longer than {} bytes", crate::limits::LINE_LEN_MAX),
+        }
+    }
+}
+
+/// What indexing needs from a canonical entry line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryLine<'a> {
+    pub kind: EntryKind,
+    /// `None` only in v1 files, whose entries carry no ids.
+    pub id: Option<Cow<'a, str>>,
+    pub parent: ParentRef<'a>,
+    pub timestamp: Option<Cow<'a, str>>,
+    /// `appendMode: "side"`: a transcript-only row that does not move the visible leaf.
+    pub side: bool,
+    /// A `message` entry whose message has `role: "assistant"` (it sets the model).
+    pub assistant: bool,
+    /// `label`: the target id and the label (absent or empty clears it).
+    pub target_id: Option<Cow<'a, str>>,
+    pub label: Option<Cow<'a, str>>,
+    /// `session_info`: the name.
+    pub name: Option<Cow<'a, str>>,
+}
+
+/// The header line's fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderLine<'a> {
+    pub id: Cow<'a, str>,
+    /// `version`; a missing version means 1.
+    pub version: u32,
+    pub cwd: Option<Cow<'a, str>>,
+    pub timestamp: Option<Cow<'a, str>>,
+    pub parent_session: Option<Cow<'a, str>>,
+}
+
+/// A line that is kept verbatim and never interpreted as an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpaqueLine<'a> {
+    pub reason: OpaqueReason,
+    /// A string `id` and `parentId`, when present, so that entries appended after the
+    /// record can be linked to its nearest canonical ancestor.
+    pub id: Option<Cow<'a, str>>,
+    pub parent: ParentRef<'a>,
+    /// For a `leaf` control row: the target.
+    pub target_id: Option<Cow<'a, str>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Line<'a> {
+    Blank,
+    Header(HeaderLine<'a>),
+    Entry(EntryLine<'a>),
+    Opaque(OpaqueLine<'a>),
+}
+
+/// Classifies one line. `text` is the line without its `\n` (a trailing `\r` is JSON
+/// whitespace and harmless). `legacy_v1` accepts canonical types without an id.
+/// `allow_header` is true only for the first non-blank line.
+pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
+    if text
+        .bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    {
+        return Line::Blank;
+    }
+    let fields: Fields<'_> = match serde_json::from_str(text) {
+        Ok(fields) => fields,
+        Err(error) => {
+            let reason = match serde_json::from_str::<IgnoredAny>(text) {
+                Ok(_) => OpaqueReason::NotAnObject,
+                Err(_) => OpaqueReason::InvalidJson(error.to_string()),
+            };
+            return Line::Opaque(OpaqueLine {
+                reason,
+                id: None,
+                parent: ParentRef::Root,
+                target_id: None,
+            });
+        }
+    };
+    let id = fields.id.and_then(json_str);
+    let parent = match fields.parent_id {
+        None => ParentRef::Absent,
+        Some(raw) => json_str(raw).map_or(ParentRef::Root, ParentRef::Id),
+    };
+    let opaque = |reason, id, parent, target_id| {
+        Line::Opaque(OpaqueLine {
+            reason,
+            id,
+            parent,
+            target_id,
+        })
+    };
+    let Some(kind_text) = fields.kind.and_then(json_str) else {
+        return opaque(OpaqueReason::MissingType, id, parent, None);
+    };
+    if kind_text == "session" {
+        return match (allow_header, id) {
+            (true, Some(id)) => Line::Header(HeaderLine {
+                id,
+                version: fields
+                    .version
+                    .and_then(|raw| raw.get().parse::<u32>().ok())
+                    .unwrap_or(1),
+                cwd: fields.cwd.and_then(json_str),
+                timestamp: fields.timestamp.and_then(json_str),
+                parent_session: fields.parent_session.and_then(json_str),
+            }),
+            (_, id) => opaque(OpaqueReason::ExtraHeader, id, parent, None),
+        };
+    }
+    if kind_text == "leaf" {
+        let target = fields.target_id.and_then(json_str);
+        return opaque(OpaqueReason::LeafControl, id, parent, target);
+    }
+    let Some(kind) = EntryKind::from_type_str(&kind_text) else {
+        return opaque(
+            OpaqueReason::UnknownType(kind_text.into_owned()),
+            id,
+            parent,
+            None,
+        );
+    };
+    if id.as_ref().is_none_or(|id| id.is_empty()) && !legacy_v1 {
+        return opaque(OpaqueReason::MissingId, None, parent, None);
+    }
+    let side = fields
+        .append_mode
+        .and_then(json_str)
+        .is_some_and(|mode| mode == "side");
+    Line::Entry(EntryLine {
+        kind,
+        id: id.filter(|id| !id.is_empty()),
+        parent,
+        timestamp: fields.timestamp.and_then(json_str),
+        side,
+        assistant: kind == EntryKind::Message && fields.message.is_some_and(|head| head.assistant),
+        target_id: fields.target_id.and_then(json_str),
+        label: fields.label.and_then(json_str),
+        name: fields.name.and_then(json_str),
+    })
+}
+
+/// Decodes a raw JSON value that is a string; `None` for any other value.
+pub fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if !text.starts_with('"') {
+        return None;
+    }
+    if !text.contains('\\') {
+        return Some(Cow::Borrowed(&text[1..text.len() - 1]));
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+}
+
+/// The fields read from every line. Every field is raw, so a field of an unexpected JSON type
+/// never makes the whole line unreadable; unknown fields are skipped without recursion.
+#[derive(Deserialize)]
+struct Fields<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    /// Present-but-null is `Some("null")`: absent and null mean different things.
+    #[serde(rename = "parentId", borrow, default, deserialize_with = "present")]
+    parent_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(rename = "targetId", borrow, default)]
+    target_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    label: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    name: Option<&'a RawValue>,
+    #[serde(rename = "appendMode", borrow, default)]
+    append_mode: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    version: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    cwd: Option<&'a RawValue>,
+    #[serde(rename = "parentSession", borrow, default)]
+    parent_session: Option<&'a RawValue>,
+    #[serde(default)]
+    message: Option<MessageHead>,
+}
+
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// The one fact indexing needs from a message payload: whether it is an assistant message.
+/// Accepts any JSON value (pi does), descending one level only.
+struct MessageHead {
+    assistant: bool,
+}
+
+impl<'de> Deserialize<'de> for MessageHead {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct HeadVisitor;
+        impl<'de> Visitor<'de> for HeadVisitor {
+            type Value = MessageHead;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageHead, A::Error> {
+                let mut assistant = false;
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    if key == "role" {
+                        let role = map.next_value::<&RawValue>()?;
+                        assistant = role.get() == "\"assistant\"";
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(MessageHead { assistant })
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<MessageHead, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MessageHead { assistant: false })
+            }
+            fn visit_str<E>(self, _: &str) -> Result<MessageHead, E> {
+                Ok(MessageHead { assistant: false })
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<MessageHead, E> {
+                Ok(MessageHead { assistant: false })
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<MessageHead, E> {
+                Ok(MessageHead { assistant: false })
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<MessageHead, E> {
+                Ok(MessageHead { assistant: false })
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<MessageHead, E> {
+                Ok(MessageHead { assistant: false })
+            }
+            fn visit_unit<E>(self) -> Result<MessageHead, E> {
+                Ok(MessageHead { assistant: false })
+            }
+        }
+        deserializer.deserialize_any(HeadVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(text: &str) -> EntryLine<'_> {
+        match classify(text, false, false) {
+            Line::Entry(entry) => entry,
+            other => panic!("expected an entry for {text}, got {other:?}"),
+        }
+    }
+
+    fn opaque_reason(text: &str) -> OpaqueReason {
+        match classify(text, false, false) {
+            Line::Opaque(opaque) => opaque.reason,
+            other => panic!("expected an opaque record for {text}, got {other:?}"),
+        }
+    }
+
+    /// Each canonical type is recognised with its indexed fields.
+    #[test]
+    fn canonical_entries() {
+        let e = entry(
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"content":[{"role":"x"}],"role":"assistant"}}"#,
+        );
+        assert_eq!(
+            (e.kind, e.id.as_deref(), &e.parent, e.assistant),
+            (EntryKind::Message, Some("a1"), &ParentRef::Root, true)
+        );
+        let e = entry(
+            r#"{"type":"label","id":"b","parentId":"a1","timestamp":"t","targetId":"a1","label":"x"}"#,
+        );
+        assert_eq!(
+            (e.target_id.as_deref(), e.label.as_deref()),
+            (Some("a1"), Some("x"))
+        );
+        assert_eq!(e.parent, ParentRef::Id("a1".into()));
+        let e = entry(r#"{"type":"session_info","id":"c","timestamp":"t","name":"n\u00e9"}"#);
+        assert_eq!(
+            (e.parent, e.name.as_deref()),
+            (ParentRef::Absent, Some("né"))
+        );
+        for kind in EntryKind::ALL {
+            let line = format!(r#"{{"type":"{kind}","id":"x","parentId":"p"}}"#);
+            assert_eq!(entry(&line).kind, kind);
+        }
+    }
+
+    /// Lines that are not entries are opaque, with the reason a reader can report.
+    #[test]
+    fn opaque_lines() {
+        assert!(matches!(
+            opaque_reason("{\"type\":\"message\",\"id\":"),
+            OpaqueReason::InvalidJson(_)
+        ));
+        assert_eq!(opaque_reason("[1,2]"), OpaqueReason::NotAnObject);
+        assert_eq!(opaque_reason(r#"{"id":"a"}"#), OpaqueReason::MissingType);
+        assert_eq!(
+            opaque_reason(r#"{"type":"weird","id":"a"}"#),
+            OpaqueReason::UnknownType("weird".into())
+        );
+        assert_eq!(
+            opaque_reason(r#"{"type":"message","parentId":null}"#),
+            OpaqueReason::MissingId
+        );
+        assert_eq!(
+            opaque_reason(r#"{"type":"message","id":7}"#),
+            OpaqueReason::MissingId
+        );
+        assert_eq!(
+            opaque_reason(r#"{"type":"session","id":"s"}"#),
+            OpaqueReason::ExtraHeader
+        );
+        assert_eq!(
+            opaque_reason(r#"{"type":"leaf","id":"l","targetId":"a"}"#),
+            OpaqueReason::LeafControl
+        );
+    }
+
+    /// Whitespace-only lines, with or without CR, are blank.
+    #[test]
+    fn blank_lines() {
+        for text in ["", " ", "\r", " \t\r"] {
+            assert_eq!(classify(text, false, true), Line::Blank);
+        }
+    }
+
+    /// A header is recognised only where allowed, with its version (default 1).
+    #[test]
+    fn headers() {
+        let Line::Header(h) = classify(
+            r#"{"type":"session","version":3,"id":"s","cwd":"/x"}"#,
+            false,
+            true,
+        ) else {
+            panic!("expected a header");
+        };
+        assert_eq!(
+            (h.id.as_ref(), h.version, h.cwd.as_deref()),
+            ("s", 3, Some("/x"))
+        );
+        let Line::Header(h) = classify(r#"{"type":"session","id":"s"}"#, false, true) else {
+            panic!("expected a header");
+        };
+        assert_eq!(h.version, 1);
+    }
+
+    /// A payload nested far beyond serde_json's recursion limit still classifies.
+    #[test]
+    fn deep_payload() {
+        let depth = 10_000;
+        let line = format!(
+            r#"{{"type":"message","id":"d","parentId":null,"message":{{"role":"user","content":{}{}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert_eq!(entry(&line).id.as_deref(), Some("d"));
+    }
+
+    /// In a v1 file, canonical types without ids are entries.
+    #[test]
+    fn legacy_entries_without_ids() {
+        let Line::Entry(e) = classify(
+            r#"{"type":"message","timestamp":"t","message":{}}"#,
+            true,
+            false,
+        ) else {
+            panic!("expected an entry");
+        };
+        assert_eq!(e.id, None);
+    }
+}

@@ -1,0 +1,427 @@
+//! Fixed-width little-endian layouts of the index values (format-spec/index.md is normative).
+//! Pure code: bytes in, values out. Decoding never panics: a value of the wrong length or with
+//! an unknown code is an error, which makes the whole index untrusted and rebuilt.
+
+use super::line::EntryKind;
+
+/// "No entry" in a sequence-number field.
+pub const SEQ_NONE: u64 = u64::MAX;
+/// "No timestamp" (absent or not a date) in a millisecond field.
+pub const TIMESTAMP_NONE: i64 = i64::MIN;
+
+/// Bytes before the id in an encoded [`Record`].
+pub const RECORD_FIXED_LEN: usize = 72;
+pub const SNAPSHOT_LEN: usize = 128;
+pub const STATE_LEN: usize = 8 * 6 + 8 * 10 + 8;
+
+const FLAG_ASSISTANT: u8 = 1;
+const FLAG_SIDE: u8 = 2;
+
+/// Why a stored value could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError(pub String);
+
+/// One line of the log: a canonical entry (`kind` is `Some`) or an opaque record (`None`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub offset_bytes: u64,
+    /// Length of the line without its `\n`.
+    pub len_bytes: u32,
+    /// crc32 of the `len_bytes` bytes at `offset_bytes`.
+    pub crc32: u32,
+    /// The tree parent (an earlier entry), or [`SEQ_NONE`] for a root. For an opaque record:
+    /// the canonical entry its `parentId` resolves to.
+    pub parent_seq: u64,
+    /// A skew-binary jump pointer to an ancestor, for O(log depth) ancestor queries.
+    pub jump_seq: u64,
+    /// Number of ancestors (0 for a root).
+    pub depth: u32,
+    pub kind: Option<EntryKind>,
+    pub assistant: bool,
+    pub side: bool,
+    /// For an opaque record, a code for its reason (format-spec/index.md).
+    pub opaque_code: u8,
+    pub timestamp_ms: i64,
+    /// Nearest ancestor-or-self of each kind that context assembly needs, or [`SEQ_NONE`].
+    pub compaction_seq: u64,
+    pub model_seq: u64,
+    pub thinking_seq: u64,
+    /// The entry's id (a generated one for v1 files; empty for an opaque record without one).
+    pub id: String,
+}
+
+impl Record {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(RECORD_FIXED_LEN + self.id.len());
+        out.extend_from_slice(&self.offset_bytes.to_le_bytes());
+        out.extend_from_slice(&self.len_bytes.to_le_bytes());
+        out.extend_from_slice(&self.crc32.to_le_bytes());
+        out.extend_from_slice(&self.parent_seq.to_le_bytes());
+        out.extend_from_slice(&self.jump_seq.to_le_bytes());
+        out.extend_from_slice(&self.depth.to_le_bytes());
+        out.push(self.kind.map_or(0, |kind| kind as u8));
+        out.push(
+            if self.assistant { FLAG_ASSISTANT } else { 0 } | if self.side { FLAG_SIDE } else { 0 },
+        );
+        out.push(self.opaque_code);
+        out.push(0);
+        out.extend_from_slice(&self.timestamp_ms.to_le_bytes());
+        out.extend_from_slice(&self.compaction_seq.to_le_bytes());
+        out.extend_from_slice(&self.model_seq.to_le_bytes());
+        out.extend_from_slice(&self.thinking_seq.to_le_bytes());
+        debug_assert_eq!(out.len(), RECORD_FIXED_LEN);
+        out.extend_from_slice(self.id.as_bytes());
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Record, DecodeError> {
+        if bytes.len() < RECORD_FIXED_LEN {
+            return Err(DecodeError(format!(
+                "record of {} bytes, expected at least {RECORD_FIXED_LEN}",
+                bytes.len()
+            )));
+        }
+        let mut reader = Reader { bytes, at: 0 };
+        let offset_bytes = reader.u64();
+        let len_bytes = reader.u32();
+        let crc32 = reader.u32();
+        let parent_seq = reader.u64();
+        let jump_seq = reader.u64();
+        let depth = reader.u32();
+        let kind_code = reader.u8();
+        let flags = reader.u8();
+        let opaque_code = reader.u8();
+        let _reserved = reader.u8();
+        let timestamp_ms = reader.i64();
+        let compaction_seq = reader.u64();
+        let model_seq = reader.u64();
+        let thinking_seq = reader.u64();
+        let kind = match kind_code {
+            0 => None,
+            code => Some(
+                EntryKind::from_code(code)
+                    .ok_or_else(|| DecodeError(format!("unknown entry kind code {code}")))?,
+            ),
+        };
+        let id = std::str::from_utf8(&bytes[RECORD_FIXED_LEN..])
+            .map_err(|_| DecodeError("record id is not UTF-8".into()))?
+            .to_string();
+        Ok(Record {
+            offset_bytes,
+            len_bytes,
+            crc32,
+            parent_seq,
+            jump_seq,
+            depth,
+            kind,
+            assistant: flags & FLAG_ASSISTANT != 0,
+            side: flags & FLAG_SIDE != 0,
+            opaque_code,
+            timestamp_ms,
+            compaction_seq,
+            model_seq,
+            thinking_seq,
+            id,
+        })
+    }
+}
+
+/// What the index knows about the log prefix it covers: checked on every open.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Snapshot {
+    /// Bytes of the log covered by the index; always the end of a complete line.
+    pub indexed_len_bytes: u64,
+    /// Sequence number the next line will get (lines indexed so far, blank lines excluded).
+    pub next_seq: u64,
+    /// File identity and change times when the index last synced with the log.
+    pub device: u64,
+    pub inode: u64,
+    pub modified_ns: i64,
+    pub changed_ns: i64,
+    /// blake3 of the first line (the header) without its `\n`; zeros when the log is empty.
+    pub first_line_hash: [u8; 32],
+    /// Start of the last, partial hash block (a multiple of the block size).
+    pub tail_block_start_bytes: u64,
+    /// blake3 of the bytes from `tail_block_start_bytes` to `indexed_len_bytes`.
+    pub tail_hash: [u8; 32],
+}
+
+impl Snapshot {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(SNAPSHOT_LEN);
+        for value in [
+            self.indexed_len_bytes,
+            self.next_seq,
+            self.device,
+            self.inode,
+        ] {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        out.extend_from_slice(&self.modified_ns.to_le_bytes());
+        out.extend_from_slice(&self.changed_ns.to_le_bytes());
+        out.extend_from_slice(&self.first_line_hash);
+        out.extend_from_slice(&self.tail_block_start_bytes.to_le_bytes());
+        out.extend_from_slice(&self.tail_hash);
+        out.resize(SNAPSHOT_LEN, 0);
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
+        if bytes.len() != SNAPSHOT_LEN {
+            return Err(DecodeError(format!(
+                "snapshot of {} bytes, expected {SNAPSHOT_LEN}",
+                bytes.len()
+            )));
+        }
+        let mut reader = Reader { bytes, at: 0 };
+        Ok(Snapshot {
+            indexed_len_bytes: reader.u64(),
+            next_seq: reader.u64(),
+            device: reader.u64(),
+            inode: reader.u64(),
+            modified_ns: reader.i64(),
+            changed_ns: reader.i64(),
+            first_line_hash: reader.hash(),
+            tail_block_start_bytes: reader.u64(),
+            tail_hash: reader.hash(),
+        })
+    }
+}
+
+/// Facts derived from the whole indexed prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct State {
+    /// The leaf implied by the log: the last canonical, non-side entry, or the target of a later
+    /// valid `leaf` control row.
+    pub leaf_seq: u64,
+    /// The last `session_info` entry in file order (its name is the session name).
+    pub session_info_seq: u64,
+    /// Where the header line is (a recovered header has none: [`SEQ_NONE`] offset).
+    pub header_offset_bytes: u64,
+    pub header_len_bytes: u64,
+    pub entry_count: u64,
+    pub opaque_count: u64,
+    /// Entries per kind, indexed by kind code (0 unused).
+    pub kind_counts: [u64; 10],
+    pub header_version: u32,
+    pub header_recovered: bool,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            leaf_seq: SEQ_NONE,
+            session_info_seq: SEQ_NONE,
+            header_offset_bytes: SEQ_NONE,
+            header_len_bytes: 0,
+            entry_count: 0,
+            opaque_count: 0,
+            kind_counts: [0; 10],
+            header_version: crate::format::CURRENT_VERSION,
+            header_recovered: false,
+        }
+    }
+}
+
+impl State {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(STATE_LEN);
+        for value in [
+            self.leaf_seq,
+            self.session_info_seq,
+            self.header_offset_bytes,
+            self.header_len_bytes,
+            self.entry_count,
+            self.opaque_count,
+        ] {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        for count in self.kind_counts {
+            out.extend_from_slice(&count.to_le_bytes());
+        }
+        out.extend_from_slice(&self.header_version.to_le_bytes());
+        out.push(u8::from(self.header_recovered));
+        out.extend_from_slice(&[0; 3]);
+        debug_assert_eq!(out.len(), STATE_LEN);
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<State, DecodeError> {
+        if bytes.len() != STATE_LEN {
+            return Err(DecodeError(format!(
+                "state of {} bytes, expected {STATE_LEN}",
+                bytes.len()
+            )));
+        }
+        let mut reader = Reader { bytes, at: 0 };
+        let mut state = State {
+            leaf_seq: reader.u64(),
+            session_info_seq: reader.u64(),
+            header_offset_bytes: reader.u64(),
+            header_len_bytes: reader.u64(),
+            entry_count: reader.u64(),
+            opaque_count: reader.u64(),
+            ..State::default()
+        };
+        for count in &mut state.kind_counts {
+            *count = reader.u64();
+        }
+        state.header_version = reader.u32();
+        state.header_recovered = match reader.u8() {
+            0 => false,
+            1 => true,
+            other => return Err(DecodeError(format!("header_recovered flag {other}"))),
+        };
+        Ok(state)
+    }
+}
+
+/// A label's current value, stored under its target id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelValue {
+    pub label: String,
+    pub timestamp: String,
+}
+
+impl LabelValue {
+    /// `u32` length of the label, the label, then the timestamp.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(4 + self.label.len() + self.timestamp.len());
+        out.extend_from_slice(&(self.label.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.label.as_bytes());
+        out.extend_from_slice(self.timestamp.as_bytes());
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<LabelValue, DecodeError> {
+        let bad = || DecodeError("malformed label value".into());
+        let len_bytes: [u8; 4] = bytes
+            .get(..4)
+            .ok_or_else(bad)?
+            .try_into()
+            .map_err(|_| bad())?;
+        let label_len = u32::from_le_bytes(len_bytes) as usize;
+        let label = bytes.get(4..4 + label_len).ok_or_else(bad)?;
+        let timestamp = &bytes[4 + label_len..];
+        Ok(LabelValue {
+            label: String::from_utf8(label.to_vec()).map_err(|_| bad())?,
+            timestamp: String::from_utf8(timestamp.to_vec()).map_err(|_| bad())?,
+        })
+    }
+}
+
+/// Sequential little-endian reads. Callers check the total length first, so the slices
+/// taken here are always in bounds.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0; N];
+        out.copy_from_slice(&self.bytes[self.at..self.at + N]);
+        self.at += N;
+        out
+    }
+    fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+    fn i64(&mut self) -> i64 {
+        i64::from_le_bytes(self.take())
+    }
+    fn hash(&mut self) -> [u8; 32] {
+        self.take()
+    }
+}
+
+const _: () = assert!(
+    SNAPSHOT_LEN >= 8 * 6 + 32 + 8 + 32,
+    "the snapshot fields fit its fixed length"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_record() -> Record {
+        Record {
+            offset_bytes: 1 << 40,
+            len_bytes: 77,
+            crc32: 0xdead_beef,
+            parent_seq: 5,
+            jump_seq: 2,
+            depth: 9,
+            kind: Some(EntryKind::Compaction),
+            assistant: true,
+            side: true,
+            opaque_code: 0,
+            timestamp_ms: -3,
+            compaction_seq: SEQ_NONE,
+            model_seq: 4,
+            thinking_seq: 1,
+            id: "ab12cd34".into(),
+        }
+    }
+
+    /// Every layout decodes to what was encoded.
+    #[test]
+    fn layouts_round_trip() {
+        let record = sample_record();
+        assert_eq!(Record::decode(&record.encode()), Ok(record));
+        let snapshot = Snapshot {
+            indexed_len_bytes: 10,
+            next_seq: 3,
+            inode: 7,
+            first_line_hash: [9; 32],
+            tail_hash: [4; 32],
+            ..Snapshot::default()
+        };
+        assert_eq!(Snapshot::decode(&snapshot.encode()), Ok(snapshot));
+        let state = State {
+            leaf_seq: 3,
+            kind_counts: [1; 10],
+            header_recovered: true,
+            ..State::default()
+        };
+        assert_eq!(State::decode(&state.encode()), Ok(state));
+        let label = LabelValue {
+            label: "l".into(),
+            timestamp: "t".into(),
+        };
+        assert_eq!(LabelValue::decode(&label.encode()), Ok(label));
+    }
+
+    /// The record layout is the one format-spec/index.md draws, byte for byte.
+    #[test]
+    fn record_layout_is_fixed() {
+        let bytes = sample_record().encode();
+        assert_eq!(bytes.len(), RECORD_FIXED_LEN + 8);
+        assert_eq!(&bytes[0..8], &(1u64 << 40).to_le_bytes());
+        assert_eq!(&bytes[12..16], &0xdead_beefu32.to_le_bytes());
+        assert_eq!(bytes[36], EntryKind::Compaction as u8);
+        assert_eq!(bytes[37], 3);
+        assert_eq!(&bytes[72..], b"ab12cd34");
+    }
+
+    /// Truncated or foreign bytes are decode errors, never panics.
+    #[test]
+    fn malformed_values_are_errors() {
+        let bytes = sample_record().encode();
+        for len in 0..RECORD_FIXED_LEN {
+            assert!(Record::decode(&bytes[..len]).is_err());
+        }
+        let mut bad_kind = bytes.clone();
+        bad_kind[36] = 200;
+        assert!(Record::decode(&bad_kind).is_err());
+        assert!(Snapshot::decode(&[0; 5]).is_err());
+        assert!(State::decode(&[0; 5]).is_err());
+        assert!(LabelValue::decode(&[255, 255, 255, 255]).is_err());
+    }
+}

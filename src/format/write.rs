@@ -1,0 +1,364 @@
+//! Encoding of new lines in exactly the key order pi and OpenClaw write (`JSON.stringify` of
+//! their object literals), so that lines treelog appends are indistinguishable from theirs.
+//! Payloads given as raw JSON are copied byte for byte, never re-serialised.
+
+use serde_json::value::RawValue;
+
+use super::line::EntryKind;
+
+/// A new entry's content, before an id, parent and timestamp are assigned.
+#[derive(Clone, Debug)]
+pub enum NewEntry {
+    Message {
+        message: Box<RawValue>,
+    },
+    ThinkingLevelChange {
+        thinking_level: String,
+    },
+    ModelChange {
+        provider: String,
+        model_id: String,
+    },
+    Compaction {
+        summary: String,
+        first_kept_entry_id: String,
+        tokens_before: Box<RawValue>,
+        details: Option<Box<RawValue>>,
+        from_hook: Option<bool>,
+    },
+    BranchSummary {
+        from_id: String,
+        summary: String,
+        details: Option<Box<RawValue>>,
+        from_hook: Option<bool>,
+    },
+    Custom {
+        custom_type: String,
+        data: Option<Box<RawValue>>,
+    },
+    CustomMessage {
+        custom_type: String,
+        content: Box<RawValue>,
+        display: bool,
+        details: Option<Box<RawValue>>,
+    },
+    Label {
+        target_id: String,
+        label: Option<String>,
+    },
+    SessionInfo {
+        name: String,
+    },
+}
+
+impl NewEntry {
+    pub fn kind(&self) -> EntryKind {
+        match self {
+            NewEntry::Message { .. } => EntryKind::Message,
+            NewEntry::ThinkingLevelChange { .. } => EntryKind::ThinkingLevelChange,
+            NewEntry::ModelChange { .. } => EntryKind::ModelChange,
+            NewEntry::Compaction { .. } => EntryKind::Compaction,
+            NewEntry::BranchSummary { .. } => EntryKind::BranchSummary,
+            NewEntry::Custom { .. } => EntryKind::Custom,
+            NewEntry::CustomMessage { .. } => EntryKind::CustomMessage,
+            NewEntry::Label { .. } => EntryKind::Label,
+            NewEntry::SessionInfo { .. } => EntryKind::SessionInfo,
+        }
+    }
+
+    /// The line for this entry, without the trailing `\n`.
+    pub fn encode(&self, id: &str, parent_id: Option<&str>, timestamp: &str) -> String {
+        let mut out = JsonObject::new();
+        out.string("type", self.kind().as_str());
+        match self {
+            // custom and custom_message put their own fields before the common ones.
+            NewEntry::Custom { custom_type, data } => {
+                out.string("customType", custom_type);
+                out.optional_raw("data", data.as_deref());
+                out.base(id, parent_id, timestamp);
+            }
+            NewEntry::CustomMessage {
+                custom_type,
+                content,
+                display,
+                details,
+            } => {
+                out.string("customType", custom_type);
+                out.raw("content", content.get());
+                out.raw("display", if *display { "true" } else { "false" });
+                out.optional_raw("details", details.as_deref());
+                out.base(id, parent_id, timestamp);
+            }
+            NewEntry::Message { message } => {
+                out.base(id, parent_id, timestamp);
+                out.raw("message", message.get());
+            }
+            NewEntry::ThinkingLevelChange { thinking_level } => {
+                out.base(id, parent_id, timestamp);
+                out.string("thinkingLevel", thinking_level);
+            }
+            NewEntry::ModelChange { provider, model_id } => {
+                out.base(id, parent_id, timestamp);
+                out.string("provider", provider);
+                out.string("modelId", model_id);
+            }
+            NewEntry::Compaction {
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                details,
+                from_hook,
+            } => {
+                out.base(id, parent_id, timestamp);
+                out.string("summary", summary);
+                out.string("firstKeptEntryId", first_kept_entry_id);
+                out.raw("tokensBefore", tokens_before.get());
+                out.optional_raw("details", details.as_deref());
+                out.optional_bool("fromHook", *from_hook);
+            }
+            NewEntry::BranchSummary {
+                from_id,
+                summary,
+                details,
+                from_hook,
+            } => {
+                out.base(id, parent_id, timestamp);
+                out.string("fromId", from_id);
+                out.string("summary", summary);
+                out.optional_raw("details", details.as_deref());
+                out.optional_bool("fromHook", *from_hook);
+            }
+            NewEntry::Label { target_id, label } => {
+                out.base(id, parent_id, timestamp);
+                out.string("targetId", target_id);
+                if let Some(label) = label {
+                    out.string("label", label);
+                }
+            }
+            NewEntry::SessionInfo { name } => {
+                out.base(id, parent_id, timestamp);
+                out.string("name", name);
+            }
+        }
+        out.finish()
+    }
+}
+
+/// The header line (`type, version, id, timestamp, cwd[, parentSession]`), without `\n`.
+pub fn encode_header(
+    session_id: &str,
+    timestamp: &str,
+    cwd: &str,
+    parent_session: Option<&str>,
+) -> String {
+    let mut out = JsonObject::new();
+    out.string("type", "session");
+    out.raw("version", &crate::format::CURRENT_VERSION.to_string());
+    out.string("id", session_id);
+    out.string("timestamp", timestamp);
+    out.string("cwd", cwd);
+    if let Some(parent) = parent_session {
+        out.string("parentSession", parent);
+    }
+    out.finish()
+}
+
+/// Makes caller-supplied raw JSON safe to embed in one line: checks that it is valid JSON and
+/// turns line breaks (which valid JSON can only hold as whitespace between tokens) into
+/// spaces. The JSON value is unchanged.
+pub fn single_line_raw(json: &str) -> Result<Box<RawValue>, serde_json::Error> {
+    let raw: Box<RawValue> = serde_json::from_str(json)?;
+    if !raw.get().contains(['\n', '\r']) {
+        return Ok(raw);
+    }
+    let flattened = raw.get().replace(['\n', '\r'], " ");
+    RawValue::from_string(flattened)
+}
+
+/// Appends `"key":value` pairs in call order.
+struct JsonObject {
+    text: String,
+}
+
+impl JsonObject {
+    fn new() -> Self {
+        JsonObject {
+            text: String::from("{"),
+        }
+    }
+
+    fn key(&mut self, key: &str) {
+        if self.text.len() > 1 {
+            self.text.push(',');
+        }
+        self.text.push('"');
+        self.text.push_str(key);
+        self.text.push_str("\":");
+    }
+
+    fn raw(&mut self, key: &str, raw_json: &str) {
+        self.key(key);
+        self.text.push_str(raw_json);
+    }
+
+    fn string(&mut self, key: &str, value: &str) {
+        self.key(key);
+        push_json_string(&mut self.text, value);
+    }
+
+    fn optional_raw(&mut self, key: &str, raw: Option<&RawValue>) {
+        if let Some(raw) = raw {
+            self.raw(key, raw.get());
+        }
+    }
+
+    fn optional_bool(&mut self, key: &str, value: Option<bool>) {
+        if let Some(value) = value {
+            self.raw(key, if value { "true" } else { "false" });
+        }
+    }
+
+    /// `id, parentId, timestamp`, the fields every entry shares.
+    fn base(&mut self, id: &str, parent_id: Option<&str>, timestamp: &str) {
+        self.string("id", id);
+        match parent_id {
+            Some(parent) => self.string("parentId", parent),
+            None => self.raw("parentId", "null"),
+        }
+        self.string("timestamp", timestamp);
+    }
+
+    fn finish(mut self) -> String {
+        self.text.push('}');
+        self.text
+    }
+}
+
+/// Writes `value` as a JSON string the way `JSON.stringify` does: raw UTF-8, escapes only for
+/// `"`, `\` and control characters.
+pub fn push_json_string(out: &mut String, value: &str) {
+    // serde_json's escaping matches JSON.stringify for every Rust string (which cannot hold the
+    // lone surrogates where the two differ).
+    out.push_str(&serde_json::to_string(value).expect("serialising a &str to JSON cannot fail"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_string()).expect("test JSON is valid")
+    }
+
+    /// Every entry type is encoded with the reference key order, byte for byte.
+    #[test]
+    fn key_order_matches_reference() {
+        let cases: Vec<(NewEntry, &str)> = vec![
+            (
+                NewEntry::Message {
+                    message: raw(r#"{"role":"user","content":"hé\n"}"#),
+                },
+                r#"{"type":"message","id":"i","parentId":"p","timestamp":"t","message":{"role":"user","content":"hé\n"}}"#,
+            ),
+            (
+                NewEntry::ThinkingLevelChange {
+                    thinking_level: "high".into(),
+                },
+                r#"{"type":"thinking_level_change","id":"i","parentId":"p","timestamp":"t","thinkingLevel":"high"}"#,
+            ),
+            (
+                NewEntry::ModelChange {
+                    provider: "a".into(),
+                    model_id: "m".into(),
+                },
+                r#"{"type":"model_change","id":"i","parentId":"p","timestamp":"t","provider":"a","modelId":"m"}"#,
+            ),
+            (
+                NewEntry::Compaction {
+                    summary: "s".into(),
+                    first_kept_entry_id: "k".into(),
+                    tokens_before: raw("12"),
+                    details: Some(raw("{}")),
+                    from_hook: Some(true),
+                },
+                r#"{"type":"compaction","id":"i","parentId":"p","timestamp":"t","summary":"s","firstKeptEntryId":"k","tokensBefore":12,"details":{},"fromHook":true}"#,
+            ),
+            (
+                NewEntry::BranchSummary {
+                    from_id: "f".into(),
+                    summary: "s".into(),
+                    details: None,
+                    from_hook: None,
+                },
+                r#"{"type":"branch_summary","id":"i","parentId":"p","timestamp":"t","fromId":"f","summary":"s"}"#,
+            ),
+            (
+                NewEntry::Custom {
+                    custom_type: "c".into(),
+                    data: Some(raw("[1]")),
+                },
+                r#"{"type":"custom","customType":"c","data":[1],"id":"i","parentId":"p","timestamp":"t"}"#,
+            ),
+            (
+                NewEntry::CustomMessage {
+                    custom_type: "c".into(),
+                    content: raw(r#""x""#),
+                    display: false,
+                    details: None,
+                },
+                r#"{"type":"custom_message","customType":"c","content":"x","display":false,"id":"i","parentId":"p","timestamp":"t"}"#,
+            ),
+            (
+                NewEntry::Label {
+                    target_id: "a".into(),
+                    label: None,
+                },
+                r#"{"type":"label","id":"i","parentId":"p","timestamp":"t","targetId":"a"}"#,
+            ),
+            (
+                NewEntry::SessionInfo {
+                    name: "n\"q".into(),
+                },
+                r#"{"type":"session_info","id":"i","parentId":"p","timestamp":"t","name":"n\"q"}"#,
+            ),
+        ];
+        for (entry, expected) in cases {
+            assert_eq!(entry.encode("i", Some("p"), "t"), expected);
+        }
+        assert_eq!(
+            NewEntry::SessionInfo { name: "x".into() }.encode("i", None, "t"),
+            r#"{"type":"session_info","id":"i","parentId":null,"timestamp":"t","name":"x"}"#
+        );
+    }
+
+    /// The header has the reference key order and omits an unset parentSession.
+    #[test]
+    fn header_encoding() {
+        assert_eq!(
+            encode_header("s", "t", "/w", None),
+            r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#
+        );
+        assert!(
+            encode_header("s", "t", "/w", Some("/p.jsonl"))
+                .ends_with(r#""cwd":"/w","parentSession":"/p.jsonl"}"#)
+        );
+    }
+
+    /// Raw payloads spanning lines become one line with the same JSON value; invalid JSON is refused.
+    #[test]
+    fn raw_payloads_fit_one_line() {
+        let flattened = single_line_raw("{\r\n \"a\": \"x\\ny\"\n}").expect("valid JSON");
+        assert!(!flattened.get().contains('\n'));
+        let value: serde_json::Value = serde_json::from_str(flattened.get()).expect("still valid");
+        assert_eq!(value, serde_json::json!({"a": "x\ny"}));
+        assert!(single_line_raw("{\"a\":").is_err());
+    }
+
+    /// Control characters are escaped as JSON.stringify escapes them.
+    #[test]
+    fn string_escapes_match_javascript() {
+        let mut out = String::new();
+        push_json_string(&mut out, "\u{1}\u{8}\t\n\u{c}\r\"\\/\u{7f}é\u{2028}");
+        assert_eq!(out, "\"\\u0001\\b\\t\\n\\f\\r\\\"\\\\/\u{7f}é\u{2028}\"");
+    }
+}

@@ -1,0 +1,276 @@
+//! Deriving index records from lines, in file order. The rules here are the normative tree
+//! rules of format-spec/log.md; each record depends only on the lines before it, so the index
+//! of a log prefix never changes when the log grows.
+
+use std::borrow::Cow;
+
+use super::store::Store;
+use crate::error::Result;
+use crate::format::ids::migrated_entry_id;
+use crate::format::line::{
+    EntryKind, EntryLine, Line, OpaqueLine, OpaqueReason, ParentRef, classify,
+};
+use crate::format::record::{LabelValue, Record, SEQ_NONE, TIMESTAMP_NONE};
+use crate::format::time::parse_iso_ms;
+
+/// Opaque reason codes stored in records (format-spec/index.md).
+pub(crate) fn opaque_code(reason: &OpaqueReason) -> u8 {
+    match reason {
+        OpaqueReason::InvalidJson(_) => 1,
+        OpaqueReason::NotAnObject => 2,
+        OpaqueReason::MissingType => 3,
+        OpaqueReason::UnknownType(_) => 4,
+        OpaqueReason::MissingId => 5,
+        OpaqueReason::LeafControl => 6,
+        OpaqueReason::ExtraHeader => 7,
+        OpaqueReason::TooLong => 8,
+    }
+}
+
+impl Store {
+    /// Indexes one complete line: `len_bytes` bytes at `offset_bytes`, followed by `\n`.
+    /// `bytes` is `None` for a line longer than the parse limit.
+    pub(crate) fn apply_line(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        crc32: u32,
+        bytes: Option<&[u8]>,
+    ) -> Result<()> {
+        debug_assert_eq!(
+            offset_bytes, self.indexed_len_bytes,
+            "lines are applied in order, without gaps"
+        );
+        self.indexed_len_bytes = offset_bytes + len_bytes + 1;
+        let first_line = self.state.header_offset_bytes == SEQ_NONE && !self.state.header_recovered;
+        let Some(bytes) = bytes else {
+            if first_line {
+                self.state.header_recovered = true;
+            }
+            let opaque = OpaqueLine {
+                reason: OpaqueReason::TooLong,
+                id: None,
+                parent: ParentRef::Root,
+                target_id: None,
+            };
+            return self.apply_opaque(offset_bytes, len_bytes, crc32, opaque);
+        };
+        // Invalid UTF-8 is read as JavaScript's decoder reads it, with U+FFFD replacements, so
+        // a line pi keeps is kept here too.
+        let text = String::from_utf8_lossy(bytes);
+        let legacy_v1 =
+            self.state.header_version < 2 && !self.state.header_recovered && !first_line;
+        let line = classify(&text, legacy_v1, first_line);
+        if first_line && line != Line::Blank {
+            self.state.header_offset_bytes = offset_bytes;
+            self.state.header_len_bytes = len_bytes;
+            self.first_line_hash = *blake3::hash(bytes).as_bytes();
+        }
+        match line {
+            Line::Blank => Ok(()),
+            Line::Header(header) => {
+                self.state.header_version = header.version;
+                if header.version < 3 {
+                    self.legacy_session_id = header.id.into_owned();
+                }
+                Ok(())
+            }
+            Line::Entry(entry) => {
+                if first_line {
+                    self.state.header_recovered = true;
+                }
+                self.apply_entry(offset_bytes, len_bytes, crc32, entry)
+            }
+            Line::Opaque(opaque) => {
+                if first_line {
+                    self.state.header_recovered = true;
+                }
+                self.apply_opaque(offset_bytes, len_bytes, crc32, opaque)
+            }
+        }
+    }
+
+    /// The canonical entry a `parentId` names: entries resolve to themselves, opaque records
+    /// to the entry their own parent resolved to. Only earlier lines are visible.
+    fn resolve_parent(&self, parent: &ParentRef<'_>) -> Result<u64> {
+        Ok(match parent {
+            ParentRef::Absent => self.state.leaf_seq,
+            ParentRef::Root => SEQ_NONE,
+            ParentRef::Id(id) => match self.seq_of(id)? {
+                None => SEQ_NONE,
+                Some(seq) => {
+                    let record = self.existing_record(seq)?;
+                    if record.kind.is_some() {
+                        seq
+                    } else {
+                        record.parent_seq
+                    }
+                }
+            },
+        })
+    }
+
+    fn apply_entry(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        crc32: u32,
+        entry: EntryLine<'_>,
+    ) -> Result<()> {
+        let seq = self.next_seq;
+        let legacy_v1 = entry.id.is_none();
+        let id: Cow<'_, str> = match entry.id {
+            Some(id) => id,
+            None => {
+                let session_id = self.legacy_session_id.clone();
+                // A lookup error counts as taken: the next candidate is tried instead.
+                Cow::Owned(migrated_entry_id(&session_id, seq, |candidate| {
+                    !matches!(self.seq_of(candidate), Ok(None))
+                }))
+            }
+        };
+        // v1 files are a linear chain in file order.
+        let parent_seq = if legacy_v1 {
+            self.state.leaf_seq
+        } else {
+            self.resolve_parent(&entry.parent)?
+        };
+        let parent = if parent_seq == SEQ_NONE {
+            None
+        } else {
+            Some(self.existing_record(parent_seq)?)
+        };
+        let is_assistant = entry.assistant;
+        let nearest = |own: bool, inherited: fn(&Record) -> u64| -> u64 {
+            if own {
+                seq
+            } else {
+                parent.as_ref().map_or(SEQ_NONE, inherited)
+            }
+        };
+        let jump_seq = match &parent {
+            None => seq,
+            Some(parent_record) => {
+                // Myers' skew-binary jump pointers: O(log depth) ancestor queries.
+                let jump = self.existing_record(parent_record.jump_seq)?;
+                let jump_jump = self.existing_record(jump.jump_seq)?;
+                if parent_record.depth - jump.depth == jump.depth - jump_jump.depth {
+                    jump.jump_seq
+                } else {
+                    parent_seq
+                }
+            }
+        };
+        let record = Record {
+            offset_bytes,
+            len_bytes: len_bytes as u32,
+            crc32,
+            parent_seq,
+            jump_seq,
+            depth: parent.as_ref().map_or(0, |parent| parent.depth + 1),
+            kind: Some(entry.kind),
+            assistant: is_assistant,
+            side: entry.side,
+            opaque_code: 0,
+            timestamp_ms: entry
+                .timestamp
+                .as_deref()
+                .and_then(parse_iso_ms)
+                .unwrap_or(TIMESTAMP_NONE),
+            compaction_seq: nearest(entry.kind == EntryKind::Compaction, |p| p.compaction_seq),
+            model_seq: nearest(entry.kind == EntryKind::ModelChange || is_assistant, |p| {
+                p.model_seq
+            }),
+            thinking_seq: nearest(entry.kind == EntryKind::ThinkingLevelChange, |p| {
+                p.thinking_seq
+            }),
+            id: id.into_owned(),
+        };
+        match entry.kind {
+            EntryKind::Label => {
+                if let Some(target) = entry.target_id {
+                    let value =
+                        entry
+                            .label
+                            .filter(|label| !label.is_empty())
+                            .map(|label| LabelValue {
+                                label: label.into_owned(),
+                                timestamp: entry
+                                    .timestamp
+                                    .as_deref()
+                                    .unwrap_or_default()
+                                    .to_string(),
+                            });
+                    self.overlay.labels.insert(target.into_owned(), value);
+                }
+            }
+            EntryKind::SessionInfo => self.state.session_info_seq = seq,
+            _ => {}
+        }
+        if !entry.side {
+            self.state.leaf_seq = seq;
+        }
+        self.state.entry_count += 1;
+        self.state.kind_counts[entry.kind as usize] += 1;
+        self.overlay
+            .children
+            .entry(parent_seq)
+            .or_default()
+            .push(seq);
+        self.overlay.ids.insert(record.id.clone(), seq);
+        self.push_record(record);
+        Ok(())
+    }
+
+    fn apply_opaque(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        crc32: u32,
+        opaque: OpaqueLine<'_>,
+    ) -> Result<()> {
+        let seq = self.next_seq;
+        let parent_seq = self.resolve_parent(&opaque.parent)?;
+        if opaque.reason == OpaqueReason::LeafControl {
+            // A leaf row moves the leaf only to an id that is already known.
+            if let Some(target) = opaque.target_id.as_deref()
+                && self.seq_of(target)?.is_some()
+            {
+                self.state.leaf_seq = self.resolve_parent(&ParentRef::Id(Cow::Borrowed(target)))?;
+            }
+        }
+        let id = opaque.id.map(Cow::into_owned).unwrap_or_default();
+        // An opaque id never shadows an entry's id: entries are looked up first, as in OpenClaw.
+        if !id.is_empty() && self.seq_of(&id)?.is_none() {
+            self.overlay.ids.insert(id.clone(), seq);
+        }
+        self.state.opaque_count += 1;
+        self.push_record(Record {
+            offset_bytes,
+            len_bytes: len_bytes.min(u64::from(u32::MAX)) as u32,
+            crc32,
+            parent_seq,
+            jump_seq: SEQ_NONE,
+            depth: 0,
+            kind: None,
+            assistant: false,
+            side: false,
+            opaque_code: opaque_code(&opaque.reason),
+            timestamp_ms: TIMESTAMP_NONE,
+            compaction_seq: SEQ_NONE,
+            model_seq: SEQ_NONE,
+            thinking_seq: SEQ_NONE,
+            id,
+        });
+        Ok(())
+    }
+
+    fn push_record(&mut self, record: Record) {
+        debug_assert_eq!(
+            self.overlay.base_seq + self.overlay.records.len() as u64,
+            self.next_seq
+        );
+        self.overlay.records.push(record);
+        self.next_seq += 1;
+    }
+}

@@ -1,0 +1,781 @@
+//! The index store: redb tables plus an overlay of entries not yet written to them.
+
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use redb::{
+    Database, ReadOnlyTable, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    TableDefinition,
+};
+
+use super::hashing::{PrefixHasher, block_hash};
+use crate::error::{Error, Result};
+use crate::format::record::{LabelValue, Record, SEQ_NONE, Snapshot, State};
+use crate::limits::{FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN};
+use crate::scan::{LineSink, ScannedLine, scan_lines};
+use crate::storage::{FileIdentity, LogStorage, read_exact_at};
+
+/// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
+pub const SCHEMA_VERSION: u32 = 1;
+const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
+
+pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
+pub(crate) const IDS: TableDefinition<&str, u64> = TableDefinition::new("ids");
+pub(crate) const CHILDREN: TableDefinition<(u64, u64), ()> = TableDefinition::new("children");
+pub(crate) const LABELS: TableDefinition<&str, &[u8]> = TableDefinition::new("labels");
+pub(crate) const BLOCKS: TableDefinition<u64, &[u8]> = TableDefinition::new("blocks");
+pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+
+const META_SCHEMA: &str = "schema";
+const META_SNAPSHOT: &str = "snapshot";
+const META_STATE: &str = "state";
+
+/// How much of the log an open checks against the index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verify {
+    /// Header line, length, the last hash block, file identity: reads at most one block.
+    #[default]
+    Quick,
+    /// Also re-hashes the whole indexed prefix and compares every block.
+    Full,
+}
+
+/// What opening the index found, as reported by `treelog info`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexState {
+    /// The index covered the whole log.
+    Fresh,
+    /// The index was valid for a prefix; the lines after it were read.
+    CaughtUp { bytes: u64, lines: u64 },
+    /// The index was missing or could not be trusted, and was rebuilt by replaying the log.
+    Rebuilt { reason: String },
+    /// No sidecar is used (an in-memory session, or one that could not be written): the log
+    /// was replayed into memory.
+    Unindexed { reason: String },
+}
+
+/// Open read tables of the last committed index state.
+struct ReadTables {
+    records: ReadOnlyTable<u64, &'static [u8]>,
+    ids: ReadOnlyTable<&'static str, u64>,
+    children: ReadOnlyTable<(u64, u64), ()>,
+    labels: ReadOnlyTable<&'static str, &'static [u8]>,
+}
+
+/// Index content derived from lines not yet written to redb. Sequence numbers in
+/// `records` are contiguous from `base_seq`.
+#[derive(Default)]
+pub(crate) struct Overlay {
+    pub base_seq: u64,
+    pub records: Vec<Record>,
+    pub ids: HashMap<String, u64>,
+    pub children: HashMap<u64, Vec<u64>>,
+    /// `None` marks a label that was cleared.
+    pub labels: HashMap<String, Option<LabelValue>>,
+    pub base_len_bytes: u64,
+}
+
+pub(crate) struct Store {
+    log_path: PathBuf,
+    sidecar_path: Option<PathBuf>,
+    db: Option<Database>,
+    tables: Option<ReadTables>,
+    /// The snapshot the committed index holds, as last read or written by this handle.
+    committed: Snapshot,
+    pub(crate) overlay: Overlay,
+    pub(crate) state: State,
+    pub(crate) hasher: PrefixHasher,
+    /// End of the last complete line indexed (committed or in the overlay).
+    pub(crate) indexed_len_bytes: u64,
+    pub(crate) next_seq: u64,
+    /// The first line's hash (zeros until one is seen).
+    pub(crate) first_line_hash: [u8; 32],
+    /// Session id used to derive ids for v1 files.
+    pub(crate) legacy_session_id: String,
+}
+
+fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
+    Error::Index {
+        path: path.to_path_buf(),
+        reason: error.to_string(),
+    }
+}
+
+/// Runs redb work at the boundary where a panic on a corrupted file must become an error.
+fn guarded<T>(path: &Path, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(work)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("panic");
+            Err(index_error(path, format!("redb panicked: {message}")))
+        }
+    }
+}
+
+impl Store {
+    /// A store with no sidecar: everything lives in the overlay.
+    pub fn in_memory(log_path: &Path) -> Store {
+        Store {
+            log_path: log_path.to_path_buf(),
+            sidecar_path: None,
+            db: None,
+            tables: None,
+            committed: Snapshot::default(),
+            overlay: Overlay::default(),
+            state: State::default(),
+            hasher: PrefixHasher::resume(0, &[]),
+            indexed_len_bytes: 0,
+            next_seq: 0,
+            first_line_hash: [0; 32],
+            legacy_session_id: String::new(),
+        }
+    }
+
+    /// Opens (or creates) the sidecar of `storage`'s log, checks it and brings it up to date.
+    pub fn open(
+        storage: &dyn LogStorage,
+        sidecar_path: &Path,
+        verify: Verify,
+        force_rebuild: bool,
+    ) -> Result<(Store, IndexState)> {
+        let mut store = Store::in_memory(storage.path());
+        store.sidecar_path = Some(sidecar_path.to_path_buf());
+        let opened = guarded(sidecar_path, || open_database(sidecar_path));
+        let db = match opened {
+            Ok(db) => db,
+            Err(first_error) => {
+                // A file redb cannot open is not an index we can use: replace it.
+                match std::fs::remove_file(sidecar_path) {
+                    Ok(()) => {}
+                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(_) => {
+                        return store
+                            .replay_unindexed(storage, format!("sidecar unusable: {first_error}"));
+                    }
+                }
+                match guarded(sidecar_path, || open_database(sidecar_path)) {
+                    Ok(db) => db,
+                    Err(error) => {
+                        return store.replay_unindexed(
+                            storage,
+                            format!("sidecar cannot be created: {error}"),
+                        );
+                    }
+                }
+            }
+        };
+        store.db = Some(db);
+        let checked = if force_rebuild {
+            Err("rebuild requested".to_string())
+        } else {
+            guarded(sidecar_path, || store.load_and_check(storage, verify))?
+        };
+        let state = match checked {
+            Ok(()) => {
+                let before = store.indexed_len_bytes;
+                let seq_before = store.next_seq;
+                store.catch_up(storage)?;
+                if store.indexed_len_bytes == before {
+                    IndexState::Fresh
+                } else {
+                    IndexState::CaughtUp {
+                        bytes: store.indexed_len_bytes - before,
+                        lines: store.next_seq - seq_before,
+                    }
+                }
+            }
+            Err(reason) => {
+                guarded(sidecar_path, || store.reset())?;
+                store.catch_up(storage)?;
+                IndexState::Rebuilt { reason }
+            }
+        };
+        store.flush_if_due(storage, true)?;
+        Ok((store, state))
+    }
+
+    /// Replays the whole log into memory when no sidecar can be used.
+    fn replay_unindexed(
+        mut self,
+        storage: &dyn LogStorage,
+        reason: String,
+    ) -> Result<(Store, IndexState)> {
+        self.db = None;
+        self.sidecar_path = None;
+        self.catch_up(storage)?;
+        Ok((self, IndexState::Unindexed { reason }))
+    }
+
+    /// Reads the committed snapshot and state and checks them against the log. `Err(reason)`
+    /// means the index must be rebuilt; `Ok(Err)` is never used for I/O on the log, which is
+    /// an error of its own.
+    fn load_and_check(
+        &mut self,
+        storage: &dyn LogStorage,
+        verify: Verify,
+    ) -> Result<Result<(), String>> {
+        let path = self.sidecar_path.clone().unwrap_or_default();
+        let db = self
+            .db
+            .as_ref()
+            .expect("load_and_check runs only with a database");
+        let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
+        let meta = match txn.open_table(META) {
+            Ok(meta) => meta,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Err("no index yet".into())),
+            Err(error) => return Ok(Err(format!("unreadable meta table: {error}"))),
+        };
+        let get = |key: &str| -> Result<Option<Vec<u8>>> {
+            Ok(meta
+                .get(key)
+                .map_err(|e| index_error(&path, e))?
+                .map(|value| value.value().to_vec()))
+        };
+        let mut expected_schema = SCHEMA_MAGIC.to_vec();
+        expected_schema.extend_from_slice(&SCHEMA_VERSION.to_le_bytes());
+        match get(META_SCHEMA)? {
+            Some(schema) if schema == expected_schema => {}
+            Some(schema) if schema.starts_with(SCHEMA_MAGIC) => {
+                return Ok(Err("index schema version differs".into()));
+            }
+            Some(_) => return Ok(Err("foreign index (unknown schema tag)".into())),
+            None => return Ok(Err("foreign or empty index (no schema tag)".into())),
+        }
+        let snapshot = match get(META_SNAPSHOT)?.map(|bytes| Snapshot::decode(&bytes)) {
+            Some(Ok(snapshot)) => snapshot,
+            Some(Err(error)) => return Ok(Err(format!("corrupt snapshot: {}", error.0))),
+            None => return Ok(Err("index has no snapshot".into())),
+        };
+        let state = match get(META_STATE)?.map(|bytes| State::decode(&bytes)) {
+            Some(Ok(state)) => state,
+            Some(Err(error)) => return Ok(Err(format!("corrupt state: {}", error.0))),
+            None => return Ok(Err("index has no state".into())),
+        };
+        drop(meta);
+        drop(txn);
+
+        let identity = storage
+            .identity()
+            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+        if identity.len_bytes < snapshot.indexed_len_bytes {
+            return Ok(Err(format!(
+                "log is shorter ({} bytes) than the indexed prefix ({} bytes)",
+                identity.len_bytes, snapshot.indexed_len_bytes
+            )));
+        }
+        if snapshot.tail_block_start_bytes % HASH_BLOCK_LEN != 0
+            || snapshot.tail_block_start_bytes > snapshot.indexed_len_bytes
+            || snapshot.indexed_len_bytes - snapshot.tail_block_start_bytes > HASH_BLOCK_LEN
+        {
+            return Ok(Err("corrupt snapshot: tail block out of range".into()));
+        }
+        // The first line: a different header means a different session.
+        if state.header_offset_bytes != SEQ_NONE {
+            let Some(header_end) = state
+                .header_offset_bytes
+                .checked_add(state.header_len_bytes)
+            else {
+                return Ok(Err("corrupt state: header range overflows".into()));
+            };
+            if header_end > snapshot.indexed_len_bytes
+                || state.header_len_bytes > crate::limits::LINE_LEN_MAX as u64
+            {
+                return Ok(Err(
+                    "corrupt state: header range outside the indexed prefix".into(),
+                ));
+            }
+            let mut header = vec![0; state.header_len_bytes as usize];
+            read_exact_at(storage, state.header_offset_bytes, &mut header)
+                .map_err(|e| Error::io(storage.path(), "read", e))?;
+            if block_hash(&header) != snapshot.first_line_hash {
+                return Ok(Err("the log's first line differs from the indexed one (another session or a rewritten header)".into()));
+            }
+        }
+        // The last, partial block: catches rewrites and truncate-then-append near the end.
+        let mut tail =
+            vec![0; (snapshot.indexed_len_bytes - snapshot.tail_block_start_bytes) as usize];
+        read_exact_at(storage, snapshot.tail_block_start_bytes, &mut tail)
+            .map_err(|e| Error::io(storage.path(), "read", e))?;
+        if block_hash(&tail) != snapshot.tail_hash {
+            return Ok(Err(format!(
+                "the log's bytes {}..{} differ from the indexed ones (rewritten behind the index's back)",
+                snapshot.tail_block_start_bytes, snapshot.indexed_len_bytes
+            )));
+        }
+        let same_file = identity.device == snapshot.device && identity.inode == snapshot.inode;
+        let untouched = identity.modified_ns == snapshot.modified_ns
+            && identity.changed_ns == snapshot.changed_ns;
+        let rewritten_in_place = identity.len_bytes == snapshot.indexed_len_bytes && !untouched;
+        if (verify == Verify::Full || !same_file || rewritten_in_place)
+            && let Err(reason) = self.verify_blocks(storage, &snapshot)?
+        {
+            let why = if verify == Verify::Full {
+                "full check"
+            } else if !same_file {
+                "the log is another file than the indexed one"
+            } else {
+                "the log was modified without growing"
+            };
+            return Ok(Err(format!("{why}: {reason}")));
+        }
+        self.committed = snapshot.clone();
+        self.indexed_len_bytes = snapshot.indexed_len_bytes;
+        self.next_seq = snapshot.next_seq;
+        self.first_line_hash = snapshot.first_line_hash;
+        self.hasher = PrefixHasher::resume(snapshot.tail_block_start_bytes, &tail);
+        self.state = state;
+        self.overlay = Overlay {
+            base_seq: self.next_seq,
+            base_len_bytes: self.indexed_len_bytes,
+            ..Overlay::default()
+        };
+        self.refresh_tables()?;
+        if self.state.header_version < crate::format::CURRENT_VERSION {
+            self.legacy_session_id = self.header_session_id(storage)?;
+        }
+        Ok(Ok(()))
+    }
+
+    /// Re-hashes every full block of the indexed prefix and compares it with the stored hash.
+    fn verify_blocks(
+        &self,
+        storage: &dyn LogStorage,
+        snapshot: &Snapshot,
+    ) -> Result<Result<(), String>> {
+        let path = self.sidecar_path.clone().unwrap_or_default();
+        let db = self
+            .db
+            .as_ref()
+            .expect("verify_blocks runs only with a database");
+        let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
+        let blocks = match txn.open_table(BLOCKS) {
+            Ok(blocks) => blocks,
+            Err(error) => return Ok(Err(format!("unreadable block table: {error}"))),
+        };
+        let mut buf = vec![0; HASH_BLOCK_LEN as usize];
+        let block_count = snapshot.tail_block_start_bytes / HASH_BLOCK_LEN;
+        for index in 0..block_count {
+            read_exact_at(storage, index * HASH_BLOCK_LEN, &mut buf)
+                .map_err(|e| Error::io(storage.path(), "read", e))?;
+            let stored = blocks.get(index).map_err(|e| index_error(&path, e))?;
+            if stored.as_ref().map(|value| value.value()) != Some(&block_hash(&buf)[..]) {
+                return Ok(Err(format!(
+                    "bytes {}..{} differ from the indexed ones",
+                    index * HASH_BLOCK_LEN,
+                    (index + 1) * HASH_BLOCK_LEN
+                )));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Empties the index in one transaction, so other openers never see a half-cleared one.
+    fn reset(&mut self) -> Result<()> {
+        let path = self.sidecar_path.clone().unwrap_or_default();
+        self.tables = None;
+        let db = self.db.as_ref().expect("reset runs only with a database");
+        let txn = db.begin_write().map_err(|e| index_error(&path, e))?;
+        let names: Vec<String> = txn
+            .list_tables()
+            .map_err(|e| index_error(&path, e))?
+            .map(|handle| redb::TableHandle::name(&handle).to_string())
+            .collect();
+        for name in names {
+            let definition: TableDefinition<&[u8], &[u8]> = TableDefinition::new(&name);
+            txn.delete_table(definition)
+                .map_err(|e| index_error(&path, e))?;
+        }
+        let multimaps: Vec<String> = txn
+            .list_multimap_tables()
+            .map_err(|e| index_error(&path, e))?
+            .map(|handle| redb::MultimapTableHandle::name(&handle).to_string())
+            .collect();
+        for name in multimaps {
+            let definition: redb::MultimapTableDefinition<&[u8], &[u8]> =
+                redb::MultimapTableDefinition::new(&name);
+            txn.delete_multimap_table(definition)
+                .map_err(|e| index_error(&path, e))?;
+        }
+        let fresh = Store::in_memory(&self.log_path);
+        {
+            let mut meta = txn.open_table(META).map_err(|e| index_error(&path, e))?;
+            let mut schema = SCHEMA_MAGIC.to_vec();
+            schema.extend_from_slice(&SCHEMA_VERSION.to_le_bytes());
+            meta.insert(META_SCHEMA, schema.as_slice())
+                .map_err(|e| index_error(&path, e))?;
+            meta.insert(META_SNAPSHOT, fresh.committed.encode().as_slice())
+                .map_err(|e| index_error(&path, e))?;
+            meta.insert(META_STATE, fresh.state.encode().as_slice())
+                .map_err(|e| index_error(&path, e))?;
+            for table in [RECORDS, BLOCKS] {
+                txn.open_table(table).map_err(|e| index_error(&path, e))?;
+            }
+            txn.open_table(IDS).map_err(|e| index_error(&path, e))?;
+            txn.open_table(CHILDREN)
+                .map_err(|e| index_error(&path, e))?;
+            txn.open_table(LABELS).map_err(|e| index_error(&path, e))?;
+        }
+        txn.commit().map_err(|e| index_error(&path, e))?;
+        self.committed = fresh.committed;
+        self.state = fresh.state;
+        self.overlay = Overlay::default();
+        self.hasher = fresh.hasher;
+        self.indexed_len_bytes = 0;
+        self.next_seq = 0;
+        self.first_line_hash = [0; 32];
+        self.refresh_tables()
+    }
+
+    fn refresh_tables(&mut self) -> Result<()> {
+        let path = self.sidecar_path.clone().unwrap_or_default();
+        let Some(db) = &self.db else {
+            self.tables = None;
+            return Ok(());
+        };
+        let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
+        self.tables = Some(ReadTables {
+            records: txn.open_table(RECORDS).map_err(|e| index_error(&path, e))?,
+            ids: txn.open_table(IDS).map_err(|e| index_error(&path, e))?,
+            children: txn
+                .open_table(CHILDREN)
+                .map_err(|e| index_error(&path, e))?,
+            labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
+        });
+        Ok(())
+    }
+
+    /// Indexes every complete line after the indexed prefix, flushing as the overlay grows.
+    pub fn catch_up(&mut self, storage: &dyn LogStorage) -> Result<()> {
+        if self.state.header_version < crate::format::CURRENT_VERSION
+            && self.legacy_session_id.is_empty()
+            && self.indexed_len_bytes > 0
+        {
+            self.legacy_session_id = self.header_session_id(storage)?;
+        }
+        let identity = storage
+            .identity()
+            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+        let start = self.indexed_len_bytes;
+        scan_lines(
+            storage,
+            start,
+            &mut CatchUp {
+                store: self,
+                identity,
+            },
+        )?;
+        Ok(())
+    }
+
+    /// True when the overlay is big enough to be written out.
+    fn flush_due(&self) -> bool {
+        self.overlay.records.len() >= FLUSH_ENTRIES_MAX
+            || self.indexed_len_bytes - self.overlay.base_len_bytes >= FLUSH_BYTES_MAX
+    }
+
+    /// Flushes when due, or whenever anything is pending if `any_pending`.
+    pub fn flush_if_due(&mut self, storage: &dyn LogStorage, any_pending: bool) -> Result<()> {
+        let pending = self.indexed_len_bytes != self.committed.indexed_len_bytes;
+        if self.db.is_some() && pending && (any_pending || self.flush_due()) {
+            self.flush(storage)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the overlay to redb in one transaction. If another handle changed the index
+    /// since this one last looked, nothing is written: this handle keeps answering from its
+    /// overlay, and the other handle's flush already covers the log it saw.
+    pub fn flush(&mut self, storage: &dyn LogStorage) -> Result<()> {
+        let Some(sidecar) = self.sidecar_path.clone() else {
+            return Ok(());
+        };
+        let identity = storage
+            .identity()
+            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+        guarded(&sidecar, || self.write_overlay(&sidecar, identity))
+    }
+
+    fn write_overlay(&mut self, path: &Path, identity: FileIdentity) -> Result<()> {
+        let db = self
+            .db
+            .as_ref()
+            .expect("write_overlay runs only with a database");
+        self.tables = None;
+        let txn = db.begin_write().map_err(|e| index_error(path, e))?;
+        let on_disk = {
+            let meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
+            let value = meta.get(META_SNAPSHOT).map_err(|e| index_error(path, e))?;
+            value.map(|value| Snapshot::decode(value.value()))
+        };
+        if on_disk != Some(Ok(self.committed.clone())) {
+            txn.abort().map_err(|e| index_error(path, e))?;
+            return self.refresh_tables();
+        }
+        let snapshot = Snapshot {
+            indexed_len_bytes: self.indexed_len_bytes,
+            next_seq: self.next_seq,
+            device: identity.device,
+            inode: identity.inode,
+            // Recorded only when the file holds exactly the indexed bytes, so that a later
+            // same-length rewrite shows up as a change of these times.
+            modified_ns: if identity.len_bytes == self.indexed_len_bytes {
+                identity.modified_ns
+            } else {
+                -1
+            },
+            changed_ns: if identity.len_bytes == self.indexed_len_bytes {
+                identity.changed_ns
+            } else {
+                -1
+            },
+            first_line_hash: self.first_line_hash,
+            tail_block_start_bytes: self.hasher.tail_block_start_bytes(),
+            tail_hash: self.hasher.tail_hash(),
+        };
+        {
+            let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
+            for (index, record) in self.overlay.records.iter().enumerate() {
+                let seq = self.overlay.base_seq + index as u64;
+                records
+                    .insert(seq, record.encode().as_slice())
+                    .map_err(|e| index_error(path, e))?;
+            }
+            let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
+            for (id, seq) in &self.overlay.ids {
+                ids.insert(id.as_str(), *seq)
+                    .map_err(|e| index_error(path, e))?;
+            }
+            let mut children = txn.open_table(CHILDREN).map_err(|e| index_error(path, e))?;
+            for (parent, kids) in &self.overlay.children {
+                for kid in kids {
+                    children
+                        .insert((*parent, *kid), ())
+                        .map_err(|e| index_error(path, e))?;
+                }
+            }
+            let mut labels = txn.open_table(LABELS).map_err(|e| index_error(path, e))?;
+            for (target, value) in &self.overlay.labels {
+                match value {
+                    Some(value) => labels
+                        .insert(target.as_str(), value.encode().as_slice())
+                        .map(drop),
+                    None => labels.remove(target.as_str()).map(drop),
+                }
+                .map_err(|e| index_error(path, e))?;
+            }
+            let mut blocks = txn.open_table(BLOCKS).map_err(|e| index_error(path, e))?;
+            for (index, hash) in self.hasher.finished() {
+                blocks
+                    .insert(*index, &hash[..])
+                    .map_err(|e| index_error(path, e))?;
+            }
+            let mut meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
+            meta.insert(META_SNAPSHOT, snapshot.encode().as_slice())
+                .map_err(|e| index_error(path, e))?;
+            meta.insert(META_STATE, self.state.encode().as_slice())
+                .map_err(|e| index_error(path, e))?;
+        }
+        txn.commit().map_err(|e| index_error(path, e))?;
+        self.hasher.take_finished();
+        self.committed = snapshot;
+        self.overlay = Overlay {
+            base_seq: self.next_seq,
+            base_len_bytes: self.indexed_len_bytes,
+            ..Overlay::default()
+        };
+        self.refresh_tables()
+    }
+
+    fn header_session_id(&self, storage: &dyn LogStorage) -> Result<String> {
+        if self.state.header_offset_bytes == SEQ_NONE || self.state.header_recovered {
+            return Ok(String::new());
+        }
+        let mut header = vec![0; self.state.header_len_bytes as usize];
+        read_exact_at(storage, self.state.header_offset_bytes, &mut header)
+            .map_err(|e| Error::io(storage.path(), "read", e))?;
+        let text = String::from_utf8_lossy(&header);
+        Ok(match crate::format::line::classify(&text, false, true) {
+            crate::format::line::Line::Header(header) => header.id.into_owned(),
+            _ => String::new(),
+        })
+    }
+
+    // ---- reads: overlay first, then the committed tables ----
+
+    pub fn record(&self, seq: u64) -> Result<Option<Record>> {
+        if seq >= self.overlay.base_seq {
+            return Ok(self
+                .overlay
+                .records
+                .get((seq - self.overlay.base_seq) as usize)
+                .cloned());
+        }
+        let Some(tables) = &self.tables else {
+            return Ok(None);
+        };
+        let Some(value) = tables.records.get(seq).map_err(|e| self.read_error(e))? else {
+            return Ok(None);
+        };
+        Record::decode(value.value())
+            .map(Some)
+            .map_err(|error| self.read_error(error.0))
+    }
+
+    /// The record of `seq`, which the caller got from the index itself: a missing one means
+    /// the index is inconsistent.
+    pub fn existing_record(&self, seq: u64) -> Result<Record> {
+        self.record(seq)?
+            .ok_or_else(|| self.read_error(format!("record {seq} is missing")))
+    }
+
+    pub fn seq_of(&self, id: &str) -> Result<Option<u64>> {
+        if let Some(seq) = self.overlay.ids.get(id) {
+            return Ok(Some(*seq));
+        }
+        let Some(tables) = &self.tables else {
+            return Ok(None);
+        };
+        Ok(tables
+            .ids
+            .get(id)
+            .map_err(|e| self.read_error(e))?
+            .map(|value| value.value()))
+    }
+
+    /// Children of `parent_seq` ([`SEQ_NONE`] for the roots), in file order.
+    pub fn children_of(&self, parent_seq: u64) -> Result<Vec<u64>> {
+        let mut kids = Vec::new();
+        if let Some(tables) = &self.tables {
+            for item in tables
+                .children
+                .range((parent_seq, 0)..=(parent_seq, u64::MAX))
+                .map_err(|e| self.read_error(e))?
+            {
+                let (key, _) = item.map_err(|e| self.read_error(e))?;
+                kids.push(key.value().1);
+            }
+        }
+        if let Some(more) = self.overlay.children.get(&parent_seq) {
+            kids.extend_from_slice(more);
+        }
+        Ok(kids)
+    }
+
+    pub fn label(&self, target_id: &str) -> Result<Option<LabelValue>> {
+        if let Some(value) = self.overlay.labels.get(target_id) {
+            return Ok(value.clone());
+        }
+        let Some(tables) = &self.tables else {
+            return Ok(None);
+        };
+        match tables
+            .labels
+            .get(target_id)
+            .map_err(|e| self.read_error(e))?
+        {
+            Some(value) => LabelValue::decode(value.value())
+                .map(Some)
+                .map_err(|error| self.read_error(error.0)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every label, as (target id, value), in target-id order.
+    pub fn labels(&self) -> Result<Vec<(String, LabelValue)>> {
+        let mut all = std::collections::BTreeMap::new();
+        if let Some(tables) = &self.tables {
+            for item in tables.labels.iter().map_err(|e| self.read_error(e))? {
+                let (key, value) = item.map_err(|e| self.read_error(e))?;
+                let value =
+                    LabelValue::decode(value.value()).map_err(|error| self.read_error(error.0))?;
+                all.insert(key.value().to_string(), Some(value));
+            }
+        }
+        for (target, value) in &self.overlay.labels {
+            all.insert(target.clone(), value.clone());
+        }
+        Ok(all
+            .into_iter()
+            .filter_map(|(target, value)| value.map(|value| (target, value)))
+            .collect())
+    }
+
+    /// Number of records (entries and opaque lines) indexed.
+    pub fn record_count(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Bytes of index data redb holds for the committed tables.
+    pub fn stored_bytes(&self) -> Result<u64> {
+        let Some(tables) = &self.tables else {
+            return Ok(0);
+        };
+        let mut total = 0;
+        total += tables
+            .records
+            .stats()
+            .map_err(|e| self.read_error(e))?
+            .stored_bytes();
+        total += tables
+            .ids
+            .stats()
+            .map_err(|e| self.read_error(e))?
+            .stored_bytes();
+        total += tables
+            .children
+            .stats()
+            .map_err(|e| self.read_error(e))?
+            .stored_bytes();
+        total += tables
+            .labels
+            .stats()
+            .map_err(|e| self.read_error(e))?
+            .stored_bytes();
+        Ok(total)
+    }
+
+    fn read_error(&self, error: impl std::fmt::Display) -> Error {
+        index_error(
+            self.sidecar_path.as_deref().unwrap_or(&self.log_path),
+            error,
+        )
+    }
+}
+
+/// Feeds scanned lines to the store; flushes at chunk ends when the overlay is big.
+struct CatchUp<'a> {
+    store: &'a mut Store,
+    identity: FileIdentity,
+}
+
+impl LineSink for CatchUp<'_> {
+    fn line(&mut self, line: ScannedLine<'_>) -> Result<()> {
+        self.store
+            .apply_line(line.offset_bytes, line.len_bytes, line.crc32, line.bytes)
+    }
+
+    fn consumed(&mut self, bytes: &[u8]) -> Result<()> {
+        self.store.hasher.update(bytes);
+        if self.store.db.is_some()
+            && self.store.flush_due()
+            && self.store.hasher.hashed_len_bytes() == self.store.indexed_len_bytes
+        {
+            let sidecar = self.store.sidecar_path.clone().unwrap_or_default();
+            let identity = self.identity;
+            guarded(&sidecar, || self.store.write_overlay(&sidecar, identity))?;
+        }
+        Ok(())
+    }
+}
+
+fn open_database(path: &Path) -> Result<Database> {
+    Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .create(path)
+        .map_err(|e| index_error(path, e))
+}

@@ -1,0 +1,38 @@
+//! treelog: a storage engine for the conversation transcripts of AI agents.
+//!
+//! # Brief overview
+//! A session is an append-only JSONL file (the canonical log, readable and writable by
+//! pi-coding-agent and OpenClaw unchanged) plus a redb sidecar index that caches what an open
+//! needs. [`Session`] is the API: open, append, branch, query the tree, build the context.
+//! The index is only a cache: it is checked against the log on every open and rebuilt from it
+//! on any doubt.
+//!
+//! ```
+//! let mut session = treelog::Session::in_memory("/work");
+//! let user = session.append_message(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+//! session.append_message(r#"{"role":"assistant","content":[],"provider":"p","model":"m","timestamp":2}"#).unwrap();
+//! assert_eq!(session.path_ids(None).unwrap().first(), Some(&user));
+//! let context = session.build_context(None).unwrap().to_json();
+//! assert!(context.ends_with(r#""thinkingLevel":"off","model":{"provider":"p","modelId":"m"}}"#));
+//! ```
+
+mod context;
+pub mod directory;
+mod error;
+pub mod format;
+mod index;
+pub mod limits;
+mod scan;
+mod session;
+pub mod storage;
+mod tree;
+
+pub use context::Context;
+pub use error::{Error, Result};
+pub use format::line::EntryKind;
+pub use format::write::NewEntry;
+pub use index::{IndexState, SIDECAR_SUFFIX, Verify, sidecar_path};
+pub use session::{
+    Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stats, TreeNode,
+    TreeWalk,
+};

@@ -1,0 +1,1224 @@
+//! The session API: what pi's and OpenClaw's `SessionManager` offer, over the log and the
+//! index. Write path of one append, in order (reordering breaks the guarantees):
+//!
+//! 1. refuse if an earlier write or sync failed (the handle is poisoned);
+//! 2. take the log's exclusive advisory lock;
+//! 3. catch up with lines other processes appended, and apply the conflict rule;
+//! 4. write the new line(s) with one `O_APPEND` write (a `\n` first if the log ends in a torn
+//!    line; the header first if the log is empty);
+//! 5. fsync the log as the durability policy says;
+//! 6. index the new lines (read back from the log, so the index sees exactly the file);
+//! 7. release the lock; flush the index when enough is pending.
+//!
+//! IMPORTANT: the index is never flushed before the log bytes it describes are written.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::value::RawValue;
+
+use crate::context::{self, Context};
+use crate::error::{Error, Result};
+use crate::format::ids::{new_entry_id, uuid_v7};
+use crate::format::line::{EntryKind, Line, classify, json_str};
+use crate::format::record::{Record, SEQ_NONE};
+use crate::format::time::{format_iso_ms, parse_iso_ms};
+use crate::format::write::{NewEntry, encode_header, single_line_raw};
+use crate::index::{IndexState, Store, Verify, sidecar_path};
+use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
+use crate::tree;
+
+/// When appended bytes are made durable (fsync of the log). The index is never fsynced per
+/// append: it is a cache, rebuilt from the log after a crash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync after every append, before it returns: an acknowledged entry survives a crash of
+    /// the process and of the machine.
+    EveryAppend,
+    /// fsync after every `n`th append and on [`Session::sync`] / [`Session::close`]: a process
+    /// crash loses nothing acknowledged; a machine crash may lose the appends since the last
+    /// fsync (at most `n - 1`).
+    Batched(u32),
+    /// Never fsync; the kernel writes back. A process crash loses nothing acknowledged; a
+    /// machine crash may lose any append not yet written back.
+    None,
+}
+
+/// What an append does when another writer appended a child of this handle's leaf since the
+/// handle last looked (it would otherwise silently start a sibling branch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Return [`Error::Conflict`] and write nothing.
+    #[default]
+    Fail,
+    /// Move this handle's leaf to the log's current leaf and append there.
+    FollowTip,
+}
+
+/// How a session is opened.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    pub durability: Durability,
+    pub on_conflict: OnConflict,
+    pub verify: Verify,
+    /// Rebuild the index from the log even if it looks valid.
+    pub rebuild_index: bool,
+    /// Use a sidecar index (false replays the log into memory, as the reference tools do).
+    pub use_index: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            durability: Durability::None,
+            on_conflict: OnConflict::Fail,
+            verify: Verify::Quick,
+            rebuild_index: false,
+            use_index: true,
+        }
+    }
+}
+
+/// The session header (first line of the log).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    /// The header line as stored, or as synthesised when the log has none.
+    pub json: String,
+    pub id: String,
+    pub version: u32,
+    pub timestamp: Option<String>,
+    pub cwd: Option<String>,
+    pub parent_session: Option<String>,
+    /// The log has no readable header (missing, corrupt or not first); this one was made up in
+    /// memory and the file was left as it is (OpenClaw's `recoveredCorruptHeader`).
+    pub recovered: bool,
+}
+
+impl Header {
+    fn parse(json: String, recovered: bool) -> Option<Header> {
+        let header = match classify(&json, false, true) {
+            Line::Header(header) => Header {
+                id: header.id.into_owned(),
+                version: header.version,
+                timestamp: header.timestamp.map(Cow::into_owned),
+                cwd: header.cwd.map(Cow::into_owned),
+                parent_session: header.parent_session.map(Cow::into_owned),
+                json: String::new(),
+                recovered,
+            },
+            _ => return None,
+        };
+        Some(Header { json, ..header })
+    }
+
+    fn new(id: String, cwd: &str, parent_session: Option<&str>, recovered: bool) -> Header {
+        let timestamp = format_iso_ms(now_ms());
+        let json = encode_header(&id, &timestamp, cwd, parent_session);
+        Header::parse(json, recovered).expect("an encoded header parses as a header")
+    }
+}
+
+/// One entry of the session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub id: String,
+    pub kind: EntryKind,
+    /// `parentId` as written (`None` for null or absent); it may name no entry.
+    pub parent_id: Option<String>,
+    /// The entry's parent in the tree (`None` for a root), by the rules of format-spec/log.md.
+    pub tree_parent_id: Option<String>,
+    pub timestamp: String,
+    pub depth: u32,
+    pub offset_bytes: u64,
+    /// The line as stored (invalid UTF-8 replaced by U+FFFD).
+    pub json: String,
+}
+
+impl Entry {
+    /// A top-level field of the entry as raw JSON (the last one, if a key repeats).
+    pub fn field(&self, name: &str) -> Option<Box<RawValue>> {
+        top_level_fields(&self.json)
+            .ok()?
+            .remove(name)
+            .map(|raw| raw.to_owned())
+    }
+}
+
+/// A node of the depth-first tree walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeNode {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    pub label: Option<String>,
+    pub label_timestamp: Option<String>,
+    pub kind: EntryKind,
+    pub seq: u64,
+}
+
+/// A line kept verbatim that is not an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpaqueRecord {
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// A code for why (format-spec/index.md); [`OpaqueRecord::reason`] says it in words.
+    pub code: u8,
+}
+
+impl OpaqueRecord {
+    pub fn reason(&self) -> &'static str {
+        match self.code {
+            1 => "not valid JSON",
+            2 => "not a JSON object",
+            3 => "no string \"type\"",
+            4 => "unknown entry type",
+            5 => "no string \"id\"",
+            6 => "leaf control row",
+            7 => "session header that is not the first line",
+            8 => "line too long to parse",
+            _ => "unknown reason",
+        }
+    }
+}
+
+/// Counts for `treelog info`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    pub entry_count: u64,
+    pub opaque_count: u64,
+    pub counts_by_kind: Vec<(EntryKind, u64)>,
+    pub log_len_bytes: u64,
+    pub indexed_len_bytes: u64,
+    /// Bytes after the last complete line (a torn or in-progress write).
+    pub torn_tail_bytes: u64,
+}
+
+/// A conversation transcript: a log plus its index.
+pub struct Session {
+    storage: Box<dyn LogStorage>,
+    store: Store,
+    options: SessionOptions,
+    header: Header,
+    /// The header is not in the log yet (a new session: it is written with the first entry).
+    header_pending: bool,
+    /// This handle's leaf; `SEQ_NONE` after [`Session::reset_leaf`] or in an empty session.
+    leaf_seq: u64,
+    index_state: IndexState,
+    poisoned: Option<String>,
+    appends_since_sync: u32,
+    persistent: bool,
+}
+
+impl Session {
+    // ---- construction ----
+
+    /// A new session in `dir`, named `<timestamp>_<uuid>.jsonl` as pi names them. The file is
+    /// created by the first append.
+    pub fn create(dir: &Path, cwd: &str, options: SessionOptions) -> Result<Session> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+        let header = Header::new(uuid_v7(now_ms()), cwd, None, false);
+        let file_name = format!(
+            "{}_{}.jsonl",
+            header
+                .timestamp
+                .as_deref()
+                .unwrap_or_default()
+                .replace([':', '.'], "-"),
+            header.id
+        );
+        Session::create_at(&dir.join(file_name), header, options)
+    }
+
+    fn create_at(path: &Path, header: Header, options: SessionOptions) -> Result<Session> {
+        if path.exists() {
+            return Err(Error::InvalidInput {
+                path: path.to_path_buf(),
+                reason: "a file already exists there".into(),
+            });
+        }
+        let mut session = Session::open(path, options)?;
+        session.header = header;
+        session.header_pending = true;
+        Ok(session)
+    }
+
+    /// Opens the log at `path`, checking and updating its index. A missing file gives a new,
+    /// empty session bound to that path (as pi does); the file is created by the first append.
+    /// The log is never modified by opening, whatever it contains.
+    pub fn open(path: &Path, options: SessionOptions) -> Result<Session> {
+        let storage = FileStorage::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let exists = storage
+            .identity()
+            .map_err(|e| Error::io(path, "stat", e))?
+            .inode
+            != 0
+            || path.exists();
+        let (store, index_state) = if options.use_index && exists {
+            Store::open(
+                &storage,
+                &sidecar_path(path),
+                options.verify,
+                options.rebuild_index,
+            )?
+        } else {
+            let mut store = Store::in_memory(path);
+            store.catch_up(&storage)?;
+            let reason = if exists {
+                "index disabled"
+            } else {
+                "no log yet"
+            };
+            (
+                store,
+                IndexState::Unindexed {
+                    reason: reason.into(),
+                },
+            )
+        };
+        let mut session =
+            Session::from_parts(Box::new(storage), store, options, index_state, true)?;
+        if !exists && session.options.use_index {
+            session.index_state = IndexState::Unindexed {
+                reason: "no log yet; the index is created by the first open after it exists".into(),
+            };
+        }
+        Ok(session)
+    }
+
+    /// A session that never touches the disk.
+    pub fn in_memory(cwd: &str) -> Session {
+        let storage = MemoryStorage::new("<memory>", Vec::new());
+        let store = Store::in_memory(Path::new("<memory>"));
+        let options = SessionOptions {
+            use_index: false,
+            ..SessionOptions::default()
+        };
+        let mut session = Session::from_parts(
+            Box::new(storage),
+            store,
+            options,
+            IndexState::Unindexed {
+                reason: "in memory".into(),
+            },
+            false,
+        )
+        .expect("an empty in-memory log cannot fail to load");
+        session.header = Header::new(uuid_v7(now_ms()), cwd, None, false);
+        session.header_pending = true;
+        session
+    }
+
+    /// Opens a session on any storage backend (used by fault-injection tests). No index.
+    pub fn open_storage(
+        mut storage: Box<dyn LogStorage>,
+        options: SessionOptions,
+    ) -> Result<Session> {
+        let mut store = Store::in_memory(storage.path());
+        store.catch_up(storage.as_mut())?;
+        let options = SessionOptions {
+            use_index: false,
+            ..options
+        };
+        Session::from_parts(
+            storage,
+            store,
+            options,
+            IndexState::Unindexed {
+                reason: "custom storage".into(),
+            },
+            true,
+        )
+    }
+
+    fn from_parts(
+        storage: Box<dyn LogStorage>,
+        store: Store,
+        options: SessionOptions,
+        index_state: IndexState,
+        persistent: bool,
+    ) -> Result<Session> {
+        let log_len = storage
+            .identity()
+            .map_err(|e| Error::io(storage.path(), "stat", e))?
+            .len_bytes;
+        let state = &store.state;
+        let header = if state.header_offset_bytes != SEQ_NONE && !state.header_recovered {
+            let mut bytes = vec![0; state.header_len_bytes as usize];
+            read_exact_at(storage.as_ref(), state.header_offset_bytes, &mut bytes)
+                .map_err(|e| Error::io(storage.path(), "read", e))?;
+            Header::parse(String::from_utf8_lossy(&bytes).into_owned(), false)
+        } else {
+            None
+        };
+        let header_pending = log_len == 0;
+        let header = match header {
+            Some(header) => header,
+            None => {
+                let cwd = std::env::current_dir()
+                    .map(|dir| dir.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                // A recovered header gets an id derived from the path, so reopening agrees.
+                let id = recovered_session_id(storage.path());
+                Header::new(id, &cwd, None, !header_pending)
+            }
+        };
+        Ok(Session {
+            leaf_seq: store.state.leaf_seq,
+            storage,
+            store,
+            options,
+            header,
+            header_pending,
+            index_state,
+            poisoned: None,
+            appends_since_sync: 0,
+            persistent,
+        })
+    }
+
+    /// The most recently modified `*.jsonl` session in `dir` whose header names `cwd`, or a new
+    /// session there when none does.
+    pub fn continue_recent(dir: &Path, cwd: &str, options: SessionOptions) -> Result<Session> {
+        match crate::directory::most_recent(dir, Some(cwd))? {
+            Some(path) => Session::open(&path, options),
+            None => Session::create(dir, cwd, options),
+        }
+    }
+
+    /// A new session in `dir` for `target_cwd` holding a verbatim copy of every entry of
+    /// `source` (pi's `forkFrom`); its header's `parentSession` is `source`.
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        dir: &Path,
+        options: SessionOptions,
+    ) -> Result<Session> {
+        let source_session = Session::open(
+            source,
+            SessionOptions {
+                use_index: true,
+                ..options.clone()
+            },
+        )?;
+        let parent = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+        let mut lines = Vec::new();
+        for entry in source_session.entries()? {
+            lines.push(entry?.json);
+        }
+        Session::write_new(dir, target_cwd, &parent.to_string_lossy(), &lines, options)
+    }
+
+    /// A new session in the same directory holding the path from the root to `leaf_id`, with
+    /// `parentSession` naming this one (pi's `createBranchedSession`). Label entries are
+    /// dropped from the copy and the labels of copied entries re-created; every copied entry
+    /// is re-linked to the previous copied one, so no parent dangles (pi leaves one dangling
+    /// when a label sits mid-path; OpenClaw re-links, as here). Returns the new file's path.
+    pub fn create_branched_session(&self, leaf_id: &str) -> Result<PathBuf> {
+        let leaf_seq = self.require_seq(leaf_id)?;
+        let path = tree::path_to_root(&self.store, leaf_seq)?;
+        let mut lines = Vec::new();
+        let mut previous: Option<String> = None;
+        let mut labels = Vec::new();
+        for (_, record) in &path {
+            if record.kind == Some(EntryKind::Label) {
+                continue;
+            }
+            let json = self.read_line(record)?;
+            let relinked = relink(&json, previous.as_deref()).ok_or_else(|| Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: record.offset_bytes,
+                reason: "an indexed entry is no longer a JSON object".into(),
+            })?;
+            lines.push(relinked);
+            if let Some(label) = self.store.label(&record.id)? {
+                labels.push((record.id.clone(), label));
+            }
+            previous = Some(record.id.clone());
+        }
+        let mut taken: std::collections::HashSet<String> =
+            path.iter().map(|(_, record)| record.id.clone()).collect();
+        for (target, label) in labels {
+            let id = new_entry_id(|candidate| taken.contains(candidate));
+            taken.insert(id.clone());
+            let entry = NewEntry::Label {
+                target_id: target,
+                label: Some(label.label),
+            };
+            lines.push(entry.encode(&id, previous.as_deref(), &label.timestamp));
+            previous = Some(id);
+        }
+        let dir = self
+            .log_path()
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let cwd = self.header.cwd.clone().unwrap_or_default();
+        let parent =
+            std::path::absolute(self.log_path()).unwrap_or_else(|_| self.log_path().to_path_buf());
+        let session = Session::write_new(
+            &dir,
+            &cwd,
+            &parent.to_string_lossy(),
+            &lines,
+            self.options.clone(),
+        )?;
+        Ok(session.log_path().to_path_buf())
+    }
+
+    /// Writes a new session file with the given entry lines, durably, and opens it.
+    fn write_new(
+        dir: &Path,
+        cwd: &str,
+        parent_session: &str,
+        lines: &[String],
+        options: SessionOptions,
+    ) -> Result<Session> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+        let header = Header::new(uuid_v7(now_ms()), cwd, Some(parent_session), false);
+        let file_name = format!(
+            "{}_{}.jsonl",
+            header
+                .timestamp
+                .as_deref()
+                .unwrap_or_default()
+                .replace([':', '.'], "-"),
+            header.id
+        );
+        let path = dir.join(file_name);
+        let mut bytes = Vec::with_capacity(
+            header.json.len() + 1 + lines.iter().map(|line| line.len() + 1).sum::<usize>(),
+        );
+        bytes.extend_from_slice(header.json.as_bytes());
+        bytes.push(b'\n');
+        for line in lines {
+            bytes.extend_from_slice(line.as_bytes());
+            bytes.push(b'\n');
+        }
+        crate::directory::write_file_atomically(&path, &bytes)?;
+        Session::open(&path, options)
+    }
+
+    // ---- accessors ----
+
+    pub fn log_path(&self) -> &Path {
+        self.storage.path()
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.header.id
+    }
+
+    pub fn cwd(&self) -> Option<&str> {
+        self.header.cwd.as_deref()
+    }
+
+    /// Whether this session writes to a file (false for [`Session::in_memory`]).
+    pub fn is_persisted(&self) -> bool {
+        self.persistent
+    }
+
+    /// What opening found about the index.
+    pub fn index_state(&self) -> &IndexState {
+        &self.index_state
+    }
+
+    /// The leaf this handle appends to.
+    pub fn leaf_id(&self) -> Result<Option<String>> {
+        self.id_of(self.leaf_seq)
+    }
+
+    /// The leaf the log implies (the last entry in file order, or a `leaf` row's target).
+    pub fn log_leaf_id(&self) -> Result<Option<String>> {
+        self.id_of(self.store.state.leaf_seq)
+    }
+
+    pub fn leaf_entry(&self) -> Result<Option<Entry>> {
+        if self.leaf_seq == SEQ_NONE {
+            return Ok(None);
+        }
+        self.entry_at(self.leaf_seq).map(Some)
+    }
+
+    /// The session name: the `name` of the last `session_info` entry in file order, unless
+    /// it is empty.
+    pub fn session_name(&self) -> Result<Option<String>> {
+        let seq = self.store.state.session_info_seq;
+        if seq == SEQ_NONE {
+            return Ok(None);
+        }
+        let entry = self.entry_at(seq)?;
+        Ok(entry
+            .field("name")
+            .and_then(|raw| json_str(&raw).map(Cow::into_owned))
+            .filter(|name| !name.is_empty()))
+    }
+
+    /// The entry with this id (the last one in file order, if the id repeats).
+    pub fn entry(&self, id: &str) -> Result<Option<Entry>> {
+        match self.canonical_seq(id)? {
+            Some(seq) => self.entry_at(seq).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The children of `id` in pi's order (by timestamp, ties in file order).
+    pub fn children(&self, id: &str) -> Result<Vec<Entry>> {
+        let Some(seq) = self.canonical_seq(id)? else {
+            return Ok(Vec::new());
+        };
+        tree::sorted_children(&self.store, seq)?
+            .into_iter()
+            .map(|(seq, _)| self.entry_at(seq))
+            .collect()
+    }
+
+    /// The current label of `id`, if any.
+    pub fn label(&self, id: &str) -> Result<Option<String>> {
+        Ok(self.store.label(id)?.map(|value| value.label))
+    }
+
+    /// Every current label as (target id, label, timestamp), by target id.
+    pub fn labels(&self) -> Result<Vec<(String, String, String)>> {
+        Ok(self
+            .store
+            .labels()?
+            .into_iter()
+            .map(|(target, value)| (target, value.label, value.timestamp))
+            .collect())
+    }
+
+    /// Ids from the root to `leaf` (default: this handle's leaf), root first.
+    pub fn path_ids(&self, leaf: Option<&str>) -> Result<Vec<String>> {
+        let leaf_seq = self.leaf_or(leaf)?;
+        Ok(tree::path_to_root(&self.store, leaf_seq)?
+            .into_iter()
+            .map(|(_, record)| record.id)
+            .collect())
+    }
+
+    /// Entries from the root to `leaf` (default: this handle's leaf), root first.
+    pub fn path(&self, leaf: Option<&str>) -> Result<Vec<Entry>> {
+        let leaf_seq = self.leaf_or(leaf)?;
+        tree::path_to_root(&self.store, leaf_seq)?
+            .into_iter()
+            .map(|(seq, record)| self.entry_from(seq, &record))
+            .collect()
+    }
+
+    /// Whether `ancestor` is `descendant` or one of its ancestors (O(log depth)).
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool> {
+        tree::is_ancestor(
+            &self.store,
+            self.require_seq(ancestor)?,
+            self.require_seq(descendant)?,
+        )
+    }
+
+    /// The branch point of two entries: their deepest common ancestor, if they share a root.
+    pub fn common_ancestor(&self, a: &str, b: &str) -> Result<Option<String>> {
+        let seq = tree::common_ancestor(&self.store, self.require_seq(a)?, self.require_seq(b)?)?;
+        self.id_of(seq.unwrap_or(SEQ_NONE))
+    }
+
+    /// The entries on each branch below the branch point of `a` and `b` (root-first order):
+    /// what a "diff two branches" view shows.
+    pub fn branch_difference(&self, a: &str, b: &str) -> Result<(Vec<String>, Vec<String>)> {
+        let (a, b) = (self.require_seq(a)?, self.require_seq(b)?);
+        let common = tree::common_ancestor(&self.store, a, b)?;
+        let below = |seq: u64| -> Result<Vec<String>> {
+            let mut ids = Vec::new();
+            let mut current = seq;
+            while current != SEQ_NONE && Some(current) != common {
+                let record = self.store.existing_record(current)?;
+                ids.push(record.id);
+                current = record.parent_seq;
+            }
+            ids.reverse();
+            Ok(ids)
+        };
+        Ok((below(a)?, below(b)?))
+    }
+
+    /// Streams the tree depth-first in pre-order, children in pi's order. Memory is bounded by
+    /// the pending siblings along the current path, not by the size of the tree.
+    pub fn tree(&self) -> Result<TreeWalk<'_>> {
+        Ok(TreeWalk {
+            session: self,
+            walk: tree::Walk::new(&self.store)?,
+        })
+    }
+
+    /// Every entry in file order (opaque lines excluded; see [`Session::opaque_records`]).
+    pub fn entries(&self) -> Result<impl Iterator<Item = Result<Entry>> + '_> {
+        Ok((0..self.store.record_count()).filter_map(move |seq| {
+            match self.store.existing_record(seq) {
+                Ok(record) if record.kind.is_some() => Some(self.entry_from(seq, &record)),
+                Ok(_) => None,
+                Err(error) => Some(Err(error)),
+            }
+        }))
+    }
+
+    /// Lines kept verbatim that are not entries, in file order.
+    pub fn opaque_records(&self) -> Result<Vec<OpaqueRecord>> {
+        let mut out = Vec::new();
+        for seq in 0..self.store.record_count() {
+            let record = self.store.existing_record(seq)?;
+            if record.kind.is_none() {
+                out.push(OpaqueRecord {
+                    offset_bytes: record.offset_bytes,
+                    len_bytes: u64::from(record.len_bytes),
+                    code: record.opaque_code,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn stats(&mut self) -> Result<Stats> {
+        let state = &self.store.state;
+        let log_len = self
+            .storage
+            .identity()
+            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
+            .len_bytes;
+        Ok(Stats {
+            entry_count: state.entry_count,
+            opaque_count: state.opaque_count,
+            counts_by_kind: EntryKind::ALL
+                .iter()
+                .map(|kind| (*kind, state.kind_counts[*kind as usize]))
+                .collect(),
+            log_len_bytes: log_len,
+            indexed_len_bytes: self.store.indexed_len_bytes,
+            torn_tail_bytes: log_len.saturating_sub(self.store.indexed_len_bytes),
+        })
+    }
+
+    /// Bytes redb stores for this session's index tables (0 without a sidecar).
+    pub fn index_stored_bytes(&self) -> Result<u64> {
+        self.store.stored_bytes()
+    }
+
+    /// pi's `buildSessionContext` for `leaf` (default: this handle's leaf). Reads only the
+    /// entries from the latest compaction's first kept entry to the leaf.
+    pub fn build_context(&self, leaf: Option<&str>) -> Result<Context> {
+        let leaf_seq = self.leaf_or(leaf)?;
+        context::build(self, leaf_seq)
+    }
+
+    // ---- moving the leaf ----
+
+    /// Moves this handle's leaf to `id` (in memory: the log records a branch only when the
+    /// next entry is appended, as in pi).
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        self.leaf_seq = self.require_seq(id)?;
+        Ok(())
+    }
+
+    /// The next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf_seq = SEQ_NONE;
+    }
+
+    /// Catches up with entries other processes appended. If this handle was at the log's
+    /// leaf, it follows the log's new leaf.
+    pub fn refresh(&mut self) -> Result<()> {
+        let leaf_before = self.store.state.leaf_seq;
+        self.store.catch_up(self.storage.as_mut())?;
+        if self.leaf_seq == leaf_before {
+            self.leaf_seq = self.store.state.leaf_seq;
+        }
+        Ok(())
+    }
+
+    // ---- appends: each returns the new entry's id ----
+
+    /// Appends a `message` entry. `message` is the message object as JSON; it is stored
+    /// byte for byte (line breaks, which JSON allows only as whitespace, become spaces).
+    pub fn append_message(&mut self, message: &str) -> Result<String> {
+        let message = self.raw(message, "message")?;
+        self.append(NewEntry::Message { message })
+    }
+
+    pub fn append_thinking_level_change(&mut self, thinking_level: &str) -> Result<String> {
+        self.append(NewEntry::ThinkingLevelChange {
+            thinking_level: thinking_level.into(),
+        })
+    }
+
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
+        self.append(NewEntry::ModelChange {
+            provider: provider.into(),
+            model_id: model_id.into(),
+        })
+    }
+
+    /// Appends a `compaction` entry; `tokens_before` and `details` are raw JSON.
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: &str,
+        tokens_before: &str,
+        details: Option<&str>,
+        from_hook: Option<bool>,
+    ) -> Result<String> {
+        let tokens_before = self.raw(tokens_before, "tokensBefore")?;
+        let details = details
+            .map(|details| self.raw(details, "details"))
+            .transpose()?;
+        self.append(NewEntry::Compaction {
+            summary: summary.into(),
+            first_kept_entry_id: first_kept_entry_id.into(),
+            tokens_before,
+            details,
+            from_hook,
+        })
+    }
+
+    /// Appends a `custom` entry (extension state; never part of the context).
+    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<&str>) -> Result<String> {
+        let data = data.map(|data| self.raw(data, "data")).transpose()?;
+        self.append(NewEntry::Custom {
+            custom_type: custom_type.into(),
+            data,
+        })
+    }
+
+    /// Appends a `custom_message` entry; `content` and `details` are raw JSON.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: &str,
+        display: bool,
+        details: Option<&str>,
+    ) -> Result<String> {
+        let content = self.raw(content, "content")?;
+        let details = details
+            .map(|details| self.raw(details, "details"))
+            .transpose()?;
+        self.append(NewEntry::CustomMessage {
+            custom_type: custom_type.into(),
+            content,
+            display,
+            details,
+        })
+    }
+
+    /// Appends a `session_info` entry naming the session (trimmed, as pi does; empty clears).
+    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
+        self.append(NewEntry::SessionInfo {
+            name: name.trim().into(),
+        })
+    }
+
+    /// Appends a `label` entry setting (or, with `None` or "", clearing) the label of
+    /// `target_id`, which must exist.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        self.require_seq(target_id)?;
+        self.append(NewEntry::Label {
+            target_id: target_id.into(),
+            label: label.filter(|label| !label.is_empty()).map(Into::into),
+        })
+    }
+
+    /// Moves the leaf to `from_id` (or to no entry) and appends a `branch_summary` there.
+    pub fn branch_with_summary(
+        &mut self,
+        from_id: Option<&str>,
+        summary: &str,
+        details: Option<&str>,
+        from_hook: Option<bool>,
+    ) -> Result<String> {
+        match from_id {
+            Some(id) => self.branch(id)?,
+            None => self.reset_leaf(),
+        }
+        let details = details
+            .map(|details| self.raw(details, "details"))
+            .transpose()?;
+        self.append(NewEntry::BranchSummary {
+            from_id: from_id.unwrap_or("root").into(),
+            summary: summary.into(),
+            details,
+            from_hook,
+        })
+    }
+
+    /// Appends any entry as a child of this handle's leaf; the entry becomes the leaf.
+    pub fn append(&mut self, entry: NewEntry) -> Result<String> {
+        if let Some(reason) = &self.poisoned {
+            return Err(Error::Poisoned {
+                path: self.log_path().to_path_buf(),
+                reason: reason.clone(),
+            });
+        }
+        self.storage
+            .lock()
+            .map_err(|e| Error::io(self.storage.path(), "lock", e))?;
+        let result = self.append_locked(entry);
+        let unlocked = self
+            .storage
+            .unlock()
+            .map_err(|e| Error::io(self.storage.path(), "unlock", e));
+        let id = result?;
+        unlocked?;
+        self.store.flush_if_due(self.storage.as_mut(), false)?;
+        Ok(id)
+    }
+
+    fn append_locked(&mut self, entry: NewEntry) -> Result<String> {
+        // Catch up with other writers, then apply the conflict rule.
+        let seen_before = self.store.next_seq;
+        let log_leaf_before = self.store.state.leaf_seq;
+        let log_len = self
+            .storage
+            .identity()
+            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
+            .len_bytes;
+        if log_len < self.store.indexed_len_bytes {
+            return Err(Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: log_len,
+                reason: format!(
+                    "the log shrank below the {} bytes this handle has read",
+                    self.store.indexed_len_bytes
+                ),
+            });
+        }
+        self.store.catch_up(self.storage.as_mut())?;
+        if self.store.next_seq != seen_before {
+            if let Some(their_id) = self.sibling_since(seen_before)? {
+                match self.options.on_conflict {
+                    OnConflict::Fail => {
+                        return Err(Error::Conflict {
+                            path: self.log_path().to_path_buf(),
+                            leaf: self.leaf_id()?,
+                            their_id,
+                        });
+                    }
+                    OnConflict::FollowTip => self.leaf_seq = self.store.state.leaf_seq,
+                }
+            } else if self.leaf_seq == log_leaf_before {
+                self.leaf_seq = self.store.state.leaf_seq;
+            }
+        }
+
+        let parent_id = self.id_of(self.leaf_seq)?;
+        let id = self.new_id()?;
+        let timestamp = format_iso_ms(now_ms());
+        let line = entry.encode(&id, parent_id.as_deref(), &timestamp);
+
+        let log_len = self
+            .storage
+            .identity()
+            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
+            .len_bytes;
+        let mut bytes = Vec::with_capacity(line.len() + self.header.json.len() + 3);
+        if log_len > self.store.indexed_len_bytes {
+            // A torn last line: end it, so the new entry is not glued onto it.
+            bytes.push(b'\n');
+        }
+        let writes_header = log_len == 0 && self.header_pending;
+        if writes_header {
+            bytes.extend_from_slice(self.header.json.as_bytes());
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+
+        if let Err(error) = self.storage.append(&bytes) {
+            self.poisoned = Some(format!("write failed: {error}"));
+            return Err(Error::io(self.storage.path(), "append", error));
+        }
+        let sync_now = match self.options.durability {
+            Durability::EveryAppend => true,
+            Durability::Batched(every) => {
+                self.appends_since_sync += 1;
+                self.appends_since_sync >= every.max(1)
+            }
+            Durability::None => false,
+        };
+        if sync_now {
+            self.sync_log()?;
+        }
+        self.header_pending = false;
+        self.store.catch_up(self.storage.as_mut())?;
+        let seq = self
+            .store
+            .seq_of(&id)?
+            .filter(|seq| *seq >= seen_before)
+            .ok_or_else(|| Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: log_len,
+                reason: format!("the appended entry {id} was not found when the log was read back"),
+            })?;
+        self.leaf_seq = seq;
+        Ok(id)
+    }
+
+    /// The id of the first entry appended by someone else since `seen_before` that has this
+    /// handle's leaf as its tree parent (appending now would make a sibling of it).
+    fn sibling_since(&self, seen_before: u64) -> Result<Option<String>> {
+        for seq in seen_before..self.store.next_seq {
+            let record = self.store.existing_record(seq)?;
+            if record.kind.is_some() && record.parent_seq == self.leaf_seq {
+                return Ok(Some(record.id));
+            }
+        }
+        Ok(None)
+    }
+
+    fn sync_log(&mut self) -> Result<()> {
+        if let Err(error) = self.storage.sync() {
+            // A failed fsync may have dropped dirty pages: never retry as if nothing happened.
+            self.poisoned = Some(format!("fsync failed: {error}"));
+            return Err(Error::io(self.storage.path(), "fsync", error));
+        }
+        self.appends_since_sync = 0;
+        Ok(())
+    }
+
+    /// Makes every append durable and writes pending index entries.
+    pub fn sync(&mut self) -> Result<()> {
+        if let Some(reason) = &self.poisoned {
+            return Err(Error::Poisoned {
+                path: self.log_path().to_path_buf(),
+                reason: reason.clone(),
+            });
+        }
+        if self.options.durability != Durability::None {
+            self.sync_log()?;
+        }
+        self.store.flush_if_due(self.storage.as_mut(), true)
+    }
+
+    /// [`Session::sync`], then releases the session.
+    pub fn close(mut self) -> Result<()> {
+        self.sync()
+    }
+
+    // ---- helpers ----
+
+    fn raw(&self, json: &str, what: &str) -> Result<Box<RawValue>> {
+        single_line_raw(json).map_err(|error| Error::InvalidInput {
+            path: self.log_path().to_path_buf(),
+            reason: format!("{what} is not valid JSON: {error}"),
+        })
+    }
+
+    fn new_id(&self) -> Result<String> {
+        let mut lookup_error = None;
+        let id = new_entry_id(|candidate| match self.store.seq_of(candidate) {
+            Ok(found) => found.is_some(),
+            Err(error) => {
+                lookup_error = Some(error);
+                true
+            }
+        });
+        match lookup_error {
+            Some(error) => Err(error),
+            None => Ok(id),
+        }
+    }
+
+    fn id_of(&self, seq: u64) -> Result<Option<String>> {
+        if seq == SEQ_NONE {
+            return Ok(None);
+        }
+        Ok(Some(self.store.existing_record(seq)?.id))
+    }
+
+    /// The sequence number of the canonical entry `id`, if there is one.
+    fn canonical_seq(&self, id: &str) -> Result<Option<u64>> {
+        let Some(seq) = self.store.seq_of(id)? else {
+            return Ok(None);
+        };
+        Ok(self.store.existing_record(seq)?.kind.map(|_| seq))
+    }
+
+    fn require_seq(&self, id: &str) -> Result<u64> {
+        self.canonical_seq(id)?.ok_or_else(|| Error::EntryNotFound {
+            path: self.log_path().to_path_buf(),
+            id: id.into(),
+        })
+    }
+
+    fn leaf_or(&self, leaf: Option<&str>) -> Result<u64> {
+        match leaf {
+            Some(id) => self.require_seq(id),
+            None => Ok(self.leaf_seq),
+        }
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The line of `record`, checked against its crc32 before it is trusted.
+    pub(crate) fn read_line(&self, record: &Record) -> Result<String> {
+        let mut bytes = vec![0; record.len_bytes as usize];
+        read_exact_at(self.storage.as_ref(), record.offset_bytes, &mut bytes).map_err(|error| {
+            Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: record.offset_bytes,
+                reason: format!("cannot read the indexed line: {error}"),
+            }
+        })?;
+        if crc32fast::hash(&bytes) != record.crc32 {
+            return Err(Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: record.offset_bytes,
+                reason: "the line's crc32 differs from the indexed one".into(),
+            });
+        }
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+        })
+    }
+
+    fn entry_at(&self, seq: u64) -> Result<Entry> {
+        let record = self.store.existing_record(seq)?;
+        self.entry_from(seq, &record)
+    }
+
+    fn entry_from(&self, _seq: u64, record: &Record) -> Result<Entry> {
+        let json = self.read_line(record)?;
+        let fields = top_level_fields(&json).map_err(|reason| Error::LogChanged {
+            path: self.log_path().to_path_buf(),
+            offset_bytes: record.offset_bytes,
+            reason,
+        })?;
+        let text = |name: &str| {
+            fields
+                .get(name)
+                .and_then(|raw| json_str(raw))
+                .map(Cow::into_owned)
+        };
+        let tree_parent_id = self.id_of(record.parent_seq)?;
+        let parent_id = if self.store.state.header_version < 2 && !self.store.state.header_recovered
+        {
+            tree_parent_id.clone()
+        } else {
+            text("parentId")
+        };
+        let timestamp = text("timestamp").unwrap_or_default();
+        let kind = record.kind.ok_or_else(|| Error::LogChanged {
+            path: self.log_path().to_path_buf(),
+            offset_bytes: record.offset_bytes,
+            reason: "an opaque record was read as an entry".into(),
+        })?;
+        drop(fields);
+        Ok(Entry {
+            id: record.id.clone(),
+            kind,
+            parent_id,
+            tree_parent_id,
+            timestamp,
+            depth: record.depth,
+            offset_bytes: record.offset_bytes,
+            json,
+        })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Best effort: an index that is not flushed is caught up by the next open.
+        if self.poisoned.is_none() {
+            let _ = self.store.flush_if_due(self.storage.as_mut(), true);
+        }
+    }
+}
+
+/// The depth-first walk returned by [`Session::tree`].
+pub struct TreeWalk<'a> {
+    session: &'a Session,
+    walk: tree::Walk,
+}
+
+impl Iterator for TreeWalk<'_> {
+    type Item = Result<TreeNode>;
+
+    fn next(&mut self) -> Option<Result<TreeNode>> {
+        let store = self.session.store();
+        let (seq, record) = match self.walk.next(store) {
+            Ok(Some(next)) => next,
+            Ok(None) => return None,
+            Err(error) => return Some(Err(error)),
+        };
+        let node = (|| {
+            let label = store.label(&record.id)?;
+            Ok(TreeNode {
+                parent_id: self.session.id_of(record.parent_seq)?,
+                depth: record.depth,
+                label: label.as_ref().map(|value| value.label.clone()),
+                label_timestamp: label.map(|value| value.timestamp),
+                kind: record.kind.expect("the walk yields only entries"),
+                id: record.id,
+                seq,
+            })
+        })();
+        Some(node)
+    }
+}
+
+/// The top-level fields of a JSON object line, as raw values (the last one wins when a key
+/// repeats, as in `JSON.parse`).
+pub(crate) fn top_level_fields(
+    json: &str,
+) -> std::result::Result<HashMap<Cow<'_, str>, &RawValue>, String> {
+    serde_json::from_str(json)
+        .map_err(|error| format!("an indexed entry is no longer a JSON object: {error}"))
+}
+
+/// `json` with its `parentId` replaced (used when copying a path into a new session).
+fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
+    let mut value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
+    let parent = parent_id.map_or(serde_json::Value::Null, |id| {
+        serde_json::Value::String(id.into())
+    });
+    match value.get_mut("parentId") {
+        Some(slot) if *slot == parent => return Some(json.to_string()),
+        Some(slot) => *slot = parent,
+        None => {
+            value.insert("parentId".into(), parent);
+        }
+    }
+    serde_json::to_string(&value).ok()
+}
+
+fn recovered_session_id(path: &Path) -> String {
+    let digest = blake3::hash(path.as_os_str().as_encoded_bytes());
+    let hex: String = digest.as_bytes()[..16]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The epoch milliseconds of an entry timestamp, as JavaScript's `Date` gives them (`None`
+/// for `NaN`).
+pub(crate) fn timestamp_ms(timestamp: &str) -> Option<i64> {
+    parse_iso_ms(timestamp)
+}

@@ -1,0 +1,226 @@
+//! The log's I/O, behind a small trait so that tests can inject faults (failed or short
+//! writes, failed syncs, a full disk, lost unsynced bytes) without touching the engine.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// Identity and change times of the log file, used to notice a file replaced or rewritten
+/// behind the index's back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileIdentity {
+    pub device: u64,
+    pub inode: u64,
+    pub len_bytes: u64,
+    pub modified_ns: i64,
+    pub changed_ns: i64,
+}
+
+/// What the engine needs from the file holding a log.
+///
+/// Contract: `append` writes all of `bytes` at the end of the file or returns an error (after
+/// which some prefix of `bytes` may be in the file); `sync` makes every appended byte durable
+/// or returns an error. A file that does not exist yet has length 0 and is created by the first
+/// `append`.
+pub trait LogStorage: Send {
+    /// Path of the log, for error messages.
+    fn path(&self) -> &Path;
+    fn identity(&self) -> io::Result<FileIdentity>;
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (0 at the end).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    fn sync(&mut self) -> io::Result<()>;
+    /// Takes the exclusive advisory lock that serialises appenders (blocking).
+    fn lock(&mut self) -> io::Result<()>;
+    fn unlock(&mut self) -> io::Result<()>;
+}
+
+/// Fills `buf` from `offset`, failing with `UnexpectedEof` if the log ends first.
+pub fn read_exact_at(
+    storage: &dyn LogStorage,
+    mut offset: u64,
+    mut buf: &mut [u8],
+) -> io::Result<()> {
+    while !buf.is_empty() {
+        match storage.read_at(offset, buf)? {
+            0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the log ends before the indexed bytes",
+                ));
+            }
+            read => {
+                offset += read as u64;
+                buf = &mut buf[read..];
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A log in a real file. Writes use `O_APPEND`, so lines appended by other processes (which
+/// may not take treelog's lock) are never overwritten.
+pub struct FileStorage {
+    path: PathBuf,
+    file: Option<File>,
+    /// Whether the file was created by this handle and its directory entry still needs an fsync.
+    created_unsynced: bool,
+}
+
+impl FileStorage {
+    /// Opens an existing log for reading and appending, or, when none exists, a handle that
+    /// creates the file at its first append.
+    pub fn open(path: &Path) -> io::Result<FileStorage> {
+        let file = match OpenOptions::new().read(true).append(true).open(path) {
+            Ok(file) => Some(file),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+            // A read-only log is still readable; appends will report the error.
+            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
+                Some(File::open(path)?)
+            }
+            Err(error) => return Err(error),
+        };
+        Ok(FileStorage {
+            path: path.to_path_buf(),
+            file,
+            created_unsynced: false,
+        })
+    }
+
+    fn file_for_append(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            let file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(&self.path)?;
+            self.file = Some(file);
+            self.created_unsynced = true;
+        }
+        Ok(self.file.as_mut().expect("the file was opened just above"))
+    }
+}
+
+impl LogStorage for FileStorage {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn identity(&self) -> io::Result<FileIdentity> {
+        let Some(file) = &self.file else {
+            return Ok(FileIdentity::default());
+        };
+        let meta = file.metadata()?;
+        Ok(FileIdentity {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len_bytes: meta.len(),
+            modified_ns: meta
+                .mtime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.mtime_nsec()),
+            changed_ns: meta
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec()),
+        })
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        match &self.file {
+            Some(file) => file.read_at(buf, offset),
+            None => Ok(0),
+        }
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file_for_append()?.write_all(bytes)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        if let Some(file) = &self.file {
+            file.sync_data()?;
+        }
+        if self.created_unsynced {
+            sync_parent_dir(&self.path)?;
+            self.created_unsynced = false;
+        }
+        Ok(())
+    }
+
+    fn lock(&mut self) -> io::Result<()> {
+        self.file_for_append()?.lock()
+    }
+
+    fn unlock(&mut self) -> io::Result<()> {
+        match &self.file {
+            Some(file) => file.unlock(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Makes a new or renamed directory entry durable.
+pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    File::open(parent)?.sync_all()
+}
+
+/// A log held in memory: used by in-memory sessions (which never touch the disk) and by
+/// tests as the base of fault-injecting backends.
+pub struct MemoryStorage {
+    path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+impl MemoryStorage {
+    pub fn new(path: impl Into<PathBuf>, bytes: Vec<u8>) -> MemoryStorage {
+        MemoryStorage {
+            path: path.into(),
+            bytes,
+        }
+    }
+}
+
+impl LogStorage for MemoryStorage {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn identity(&self) -> io::Result<FileIdentity> {
+        Ok(FileIdentity {
+            len_bytes: self.bytes.len() as u64,
+            ..FileIdentity::default()
+        })
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.bytes.len());
+        let count = buf.len().min(self.bytes.len() - start);
+        buf[..count].copy_from_slice(&self.bytes[start..start + count]);
+        Ok(count)
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.bytes.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn lock(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn unlock(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

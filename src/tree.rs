@@ -1,0 +1,123 @@
+//! Tree queries over the index: paths, ancestors and the depth-first walk. Every query reads
+//! only the records it returns or steps through, never the whole index.
+
+use crate::error::Result;
+use crate::format::record::{Record, SEQ_NONE};
+use crate::index::Store;
+
+/// Sequence numbers from the root to `leaf_seq`, root first. Parents always precede their
+/// children in the log, so the walk ends after at most `depth + 1` steps.
+pub(crate) fn path_to_root(store: &Store, leaf_seq: u64) -> Result<Vec<(u64, Record)>> {
+    let mut path = Vec::new();
+    let mut seq = leaf_seq;
+    while seq != SEQ_NONE {
+        let record = store.existing_record(seq)?;
+        let parent = record.parent_seq;
+        path.push((seq, record));
+        seq = parent;
+    }
+    path.reverse();
+    Ok(path)
+}
+
+/// The ancestor-or-self of `seq` at `depth`, in O(log depth) steps via jump pointers, or
+/// `None` when `depth` is deeper than `seq`.
+pub(crate) fn ancestor_at_depth(store: &Store, seq: u64, depth: u32) -> Result<Option<u64>> {
+    let mut current = seq;
+    let mut record = store.existing_record(current)?;
+    if record.depth < depth {
+        return Ok(None);
+    }
+    while record.depth > depth {
+        let jump = store.existing_record(record.jump_seq)?;
+        let next = if jump.depth >= depth {
+            record.jump_seq
+        } else {
+            record.parent_seq
+        };
+        current = next;
+        record = if next == record.jump_seq {
+            jump
+        } else {
+            store.existing_record(next)?
+        };
+    }
+    Ok(Some(current))
+}
+
+/// Whether `ancestor` is `descendant` or one of its ancestors.
+pub(crate) fn is_ancestor(store: &Store, ancestor: u64, descendant: u64) -> Result<bool> {
+    let depth = store.existing_record(ancestor)?.depth;
+    Ok(ancestor_at_depth(store, descendant, depth)? == Some(ancestor))
+}
+
+/// The deepest common ancestor of two entries (their branch point), if they share a root.
+pub(crate) fn common_ancestor(store: &Store, a: u64, b: u64) -> Result<Option<u64>> {
+    let depth_a = store.existing_record(a)?.depth;
+    let depth_b = store.existing_record(b)?.depth;
+    let depth = depth_a.min(depth_b);
+    let (Some(a), Some(b)) = (
+        ancestor_at_depth(store, a, depth)?,
+        ancestor_at_depth(store, b, depth)?,
+    ) else {
+        return Ok(None);
+    };
+    if a == b {
+        return Ok(Some(a));
+    }
+    let at = |seq, depth| ancestor_at_depth(store, seq, depth);
+    if at(a, 0)? != at(b, 0)? {
+        return Ok(None);
+    }
+    // Invariant: the ancestors agree at depth `low` and differ at depth `high`.
+    let (mut low, mut high) = (0, depth);
+    while high - low > 1 {
+        let middle = low + (high - low) / 2;
+        if at(a, middle)? == at(b, middle)? {
+            low = middle;
+        } else {
+            high = middle;
+        }
+    }
+    at(a, low)
+}
+
+/// Children of `parent_seq` (or the roots, for [`SEQ_NONE`]) in pi's order: ascending by
+/// timestamp, ties (and unparseable timestamps, which sort first) in file order. Opaque
+/// records are never children.
+pub(crate) fn sorted_children(store: &Store, parent_seq: u64) -> Result<Vec<(u64, Record)>> {
+    let mut kids = Vec::new();
+    for seq in store.children_of(parent_seq)? {
+        let record = store.existing_record(seq)?;
+        if record.kind.is_some() {
+            kids.push((seq, record));
+        }
+    }
+    kids.sort_by_key(|(seq, record)| (record.timestamp_ms, *seq));
+    Ok(kids)
+}
+
+/// A depth-first pre-order walk that holds only the pending siblings of the current path,
+/// never the whole tree.
+pub(crate) struct Walk {
+    /// Nodes still to visit; the top is next.
+    stack: Vec<(u64, Record)>,
+}
+
+impl Walk {
+    pub fn new(store: &Store) -> Result<Walk> {
+        let mut stack = sorted_children(store, SEQ_NONE)?;
+        stack.reverse();
+        Ok(Walk { stack })
+    }
+
+    pub fn next(&mut self, store: &Store) -> Result<Option<(u64, Record)>> {
+        let Some((seq, record)) = self.stack.pop() else {
+            return Ok(None);
+        };
+        let mut kids = sorted_children(store, seq)?;
+        kids.reverse();
+        self.stack.extend(kids);
+        Ok(Some((seq, record)))
+    }
+}
