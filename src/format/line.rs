@@ -173,7 +173,13 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
     {
         return Line::Blank;
     }
-    let fields: Fields<'_> = match serde_json::from_str(text) {
+    // serde's derived struct would also accept an array (by position): only objects are lines.
+    let parsed = if text.trim_start_matches([' ', '\t', '\r', '\n']).starts_with('{') {
+        serde_json::from_str(text)
+    } else {
+        Err(serde::de::Error::custom("not an object"))
+    };
+    let fields: Fields<'_> = match parsed {
         Ok(fields) => fields,
         Err(error) => {
             let reason = match serde_json::from_str::<IgnoredAny>(text) {
