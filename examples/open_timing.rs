@@ -1,0 +1,15 @@
+//! Times an open (and a context build) of one log: `cargo run --release --example open_timing FILE [--no-index]`.
+use std::time::Instant;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = std::path::PathBuf::from(args.next().expect("usage: open_timing FILE [--no-index]"));
+    let use_index = args.next().as_deref() != Some("--no-index");
+    let start = Instant::now();
+    let session = treelog::Session::open(&path, treelog::SessionOptions { use_index, ..Default::default() }).expect("open");
+    let opened = start.elapsed();
+    let start = Instant::now();
+    let context = session.build_context(None).expect("context");
+    let built = start.elapsed();
+    println!("open {opened:?} ({:?}), context {built:?} ({} messages)", session.index_state(), context.messages.len());
+}
