@@ -57,7 +57,10 @@ impl Store {
         };
         // Invalid UTF-8 is read as JavaScript's decoder reads it, with U+FFFD replacements, so
         // a line pi keeps is kept here too.
-        let text = String::from_utf8_lossy(bytes);
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         let legacy_v1 =
             self.state.header_version < 2 && !self.state.header_recovered && !first_line;
         let line = classify(&text, legacy_v1, first_line);

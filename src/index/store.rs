@@ -93,6 +93,8 @@ pub(crate) struct Store {
     pub(crate) first_line_hash: [u8; 32],
     /// Session id used to derive ids for v1 files.
     pub(crate) legacy_session_id: String,
+    /// Set while rebuilding into a private file: commits need not be durable.
+    build_mode: bool,
 }
 
 fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
@@ -133,6 +135,7 @@ impl Store {
             next_seq: 0,
             first_line_hash: [0; 32],
             legacy_session_id: String::new(),
+            build_mode: false,
         }
     }
 
@@ -145,41 +148,33 @@ impl Store {
     ) -> Result<(Store, IndexState)> {
         let mut store = Store::in_memory(storage.path());
         store.sidecar_path = Some(sidecar_path.to_path_buf());
-        let opened = guarded(sidecar_path, || open_database(sidecar_path));
-        let db = match opened {
-            Ok(db) => db,
-            Err(first_error) => {
-                // A file redb cannot open is not an index we can use: replace it.
-                match std::fs::remove_file(sidecar_path) {
-                    Ok(()) => {}
-                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(_) => {
-                        return store
-                            .replay_unindexed(storage, format!("sidecar unusable: {first_error}"));
-                    }
-                }
-                match guarded(sidecar_path, || open_database(sidecar_path)) {
-                    Ok(db) => db,
-                    Err(error) => {
-                        return store.replay_unindexed(
-                            storage,
-                            format!("sidecar cannot be created: {error}"),
-                        );
+        let rebuild_reason = if force_rebuild {
+            Some("rebuild requested".to_string())
+        } else if !sidecar_path.exists() {
+            Some("no index yet".to_string())
+        } else {
+            match guarded(sidecar_path, || open_database(sidecar_path)) {
+                Err(error) => Some(format!("sidecar cannot be opened as an index: {error}")),
+                Ok(db) => {
+                    store.db = Some(db);
+                    match guarded(sidecar_path, || store.load_and_check(storage, verify)) {
+                        Ok(Ok(())) => None,
+                        Ok(Err(reason)) => Some(reason),
+                        // The index itself failed to read (corrupt pages, a redb panic).
+                        Err(Error::Index { reason, .. }) => {
+                            Some(format!("index unreadable: {reason}"))
+                        }
+                        Err(error) => return Err(error),
                     }
                 }
             }
         };
-        store.db = Some(db);
-        let checked = if force_rebuild {
-            Err("rebuild requested".to_string())
-        } else {
-            guarded(sidecar_path, || store.load_and_check(storage, verify))?
-        };
-        let state = match checked {
-            Ok(()) => {
+        let state = match rebuild_reason {
+            None => {
                 let before = store.indexed_len_bytes;
                 let seq_before = store.next_seq;
                 store.catch_up(storage)?;
+                store.flush_if_due(storage, true)?;
                 if store.indexed_len_bytes == before {
                     IndexState::Fresh
                 } else {
@@ -189,14 +184,59 @@ impl Store {
                     }
                 }
             }
-            Err(reason) => {
-                guarded(sidecar_path, || store.reset())?;
-                store.catch_up(storage)?;
+            Some(reason) => {
+                store.db = None;
+                store.tables = None;
+                if let Err(error) = store.rebuild(storage, sidecar_path) {
+                    let reason = format!("{reason}; the index could not be rebuilt: {error}");
+                    return Store::in_memory(storage.path()).replay_unindexed(storage, reason);
+                }
                 IndexState::Rebuilt { reason }
             }
         };
-        store.flush_if_due(storage, true)?;
         Ok((store, state))
+    }
+
+    /// Builds a new index from the whole log in a private file, then renames it over the
+    /// sidecar. Openers that still hold the old file keep a consistent (orphaned) index; new
+    /// opens see the new one. Intermediate commits are not durable: only the final one is,
+    /// and a crash before the rename leaves just a stray temporary file.
+    fn rebuild(&mut self, storage: &dyn LogStorage, sidecar_path: &Path) -> Result<()> {
+        let mut temp_name = sidecar_path.as_os_str().to_owned();
+        temp_name.push(format!(
+            ".rebuild-{}-{:08x}",
+            std::process::id(),
+            crate::format::ids::random_u64() as u32
+        ));
+        let temp_path = PathBuf::from(temp_name);
+        let built = (|| {
+            let db = guarded(&temp_path, || {
+                Database::builder()
+                    .create(&temp_path)
+                    .map_err(|e| index_error(&temp_path, e))
+            })?;
+            self.db = Some(db);
+            self.sidecar_path = Some(temp_path.clone());
+            self.build_mode = true;
+            guarded(&temp_path, || self.reset())?;
+            self.catch_up(storage)?;
+            self.build_mode = false;
+            self.flush(storage)
+        })();
+        self.build_mode = false;
+        self.db = None;
+        self.tables = None;
+        self.sidecar_path = Some(sidecar_path.to_path_buf());
+        if let Err(error) = built {
+            let _ = std::fs::remove_file(&temp_path);
+            return Err(error);
+        }
+        if let Err(error) = std::fs::rename(&temp_path, sidecar_path) {
+            let _ = std::fs::remove_file(&temp_path);
+            return Err(Error::io(sidecar_path, "rename the rebuilt index", error));
+        }
+        self.db = Some(guarded(sidecar_path, || open_database(sidecar_path))?);
+        self.refresh_tables()
     }
 
     /// Replays the whole log into memory when no sidecar can be used.
@@ -379,7 +419,11 @@ impl Store {
         let path = self.sidecar_path.clone().unwrap_or_default();
         self.tables = None;
         let db = self.db.as_ref().expect("reset runs only with a database");
-        let txn = db.begin_write().map_err(|e| index_error(&path, e))?;
+        let mut txn = db.begin_write().map_err(|e| index_error(&path, e))?;
+        if self.build_mode {
+            txn.set_durability(redb::Durability::None)
+                .map_err(|e| index_error(&path, e))?;
+        }
         let names: Vec<String> = txn
             .list_tables()
             .map_err(|e| index_error(&path, e))?
@@ -506,7 +550,11 @@ impl Store {
             .as_ref()
             .expect("write_overlay runs only with a database");
         self.tables = None;
-        let txn = db.begin_write().map_err(|e| index_error(path, e))?;
+        let mut txn = db.begin_write().map_err(|e| index_error(path, e))?;
+        if self.build_mode {
+            txn.set_durability(redb::Durability::None)
+                .map_err(|e| index_error(path, e))?;
+        }
         let on_disk = {
             let meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
             let value = meta.get(META_SNAPSHOT).map_err(|e| index_error(path, e))?;
