@@ -1,1 +1,56 @@
-fn main() {}
+//! `treelog`: the command-line tool over the treelog library. Parsing is here; each command
+//! is a module under `commands/`; exit codes are decided in `exit.rs` only.
+
+mod commands;
+mod exit;
+mod out;
+mod preview;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands::{append, context, info, path, tree};
+use crate::exit::{CliError, EXIT_CODES_HELP};
+use crate::out::Out;
+
+/// Inspect and maintain agent session transcripts.
+///
+/// A session is a pi / OpenClaw JSONL log (a header line, then one entry per line) plus a
+/// redb sidecar index `<log>.treelog`, which is only a cache: it is checked on every open and
+/// rebuilt from the log on any doubt. Every command reads the log through the index.
+#[derive(Parser, Debug)]
+#[command(name = "treelog", version, after_help = EXIT_CODES_HELP)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    Context(context::Args),
+    Path(path::Args),
+    Tree(tree::Args),
+    Info(info::Args),
+    Append(append::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return exit::finish_parse(error),
+    };
+    let mut out = Out::new();
+    let result = run(cli.command, &mut out).and_then(|()| out.flush());
+    exit::finish(result)
+}
+
+fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
+    match command {
+        Command::Context(args) => context::run(args, out),
+        Command::Path(args) => path::run(args, out),
+        Command::Tree(args) => tree::run(args, out),
+        Command::Info(args) => info::run(args, out),
+        Command::Append(args) => append::run(args, out),
+    }
+}

@@ -1,0 +1,32 @@
+//! One module per subcommand. Each has an `Args` struct (its `--help`) and a `run` function;
+//! helpers shared by several commands live here.
+
+pub mod append;
+pub mod context;
+pub mod info;
+pub mod path;
+pub mod tree;
+
+use std::path::Path;
+
+use treelog::{Session, SessionOptions};
+
+use crate::exit::CliError;
+
+/// Opens an existing log (a missing file is an error here, whereas the library would bind a
+/// new empty session to the path).
+pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Session, CliError> {
+    let metadata = std::fs::metadata(path).map_err(|e| CliError::io(path, "open", e))?;
+    if !metadata.is_file() {
+        return Err(CliError::input(
+            path.display().to_string(),
+            "not a regular file",
+        ));
+    }
+    Ok(Session::open(path, options)?)
+}
+
+/// Opens an existing log with the default options (index used and updated).
+pub fn open_default(path: &Path) -> Result<Session, CliError> {
+    open_existing(path, SessionOptions::default())
+}

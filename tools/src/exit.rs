@@ -1,0 +1,157 @@
+//! The one place where a command's outcome becomes an exit code and an error becomes a line on
+//! stderr (`treelog: FILE:LINE: what is wrong`, or `treelog: FILE: ...` without a line).
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | success (also when stdout was closed early, e.g. by `head`) |
+//! | 1 | problems found (`verify`), or an append conflict (`append --on-conflict fail`) |
+//! | 2 | usage error, unreadable input, I/O error: the command could not run |
+
+use std::fmt;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Success.
+pub const EXIT_OK: u8 = 0;
+/// Problems found, or a conflict.
+pub const EXIT_PROBLEMS: u8 = 1;
+/// The command could not run.
+pub const EXIT_FAILURE: u8 = 2;
+
+/// The exit-code table, shown at the end of `treelog --help`.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success (also when stdout is closed early, e.g. `treelog tree FILE | head -1`)
+  1  problems found (verify), or a conflict (append --on-conflict fail)
+  2  usage error, invalid input, or an I/O error: the command could not run
+
+Errors are printed to stderr as `treelog: FILE:LINE: what is wrong`.";
+
+/// Why a command stopped.
+#[derive(Debug)]
+#[allow(dead_code)] // TEMP: Usage, ProblemsFound and SomeFailed serve the commands to come.
+pub enum CliError {
+    /// A library call failed; its message names the file.
+    Library(treelog::Error),
+    /// A file operation outside the library failed.
+    Io {
+        path: PathBuf,
+        operation: &'static str,
+        source: io::Error,
+    },
+    /// Input that cannot be used, at `location` (`FILE:LINE`, `FILE` or `<stdin>:LINE`).
+    Input { location: String, message: String },
+    /// Options that do not fit together.
+    Usage(String),
+    /// Problems were found and already reported on stdout or stderr.
+    ProblemsFound { count: u64 },
+    /// Some of several files failed; each was already reported.
+    SomeFailed { count: u64 },
+    /// Standard output was closed by its reader: not an error, the command just stops.
+    StdoutClosed,
+}
+
+impl CliError {
+    pub fn io(path: impl Into<PathBuf>, operation: &'static str, source: io::Error) -> CliError {
+        CliError::Io {
+            path: path.into(),
+            operation,
+            source,
+        }
+    }
+
+    pub fn input(location: impl Into<String>, message: impl Into<String>) -> CliError {
+        CliError::Input {
+            location: location.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An error writing to standard output: a closed pipe ends the command quietly.
+    pub fn stdout(source: io::Error) -> CliError {
+        if source.kind() == io::ErrorKind::BrokenPipe {
+            CliError::StdoutClosed
+        } else {
+            CliError::io("<stdout>", "write", source)
+        }
+    }
+
+    /// The exit code for this outcome.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Library(treelog::Error::Conflict { .. }) => EXIT_PROBLEMS,
+            CliError::ProblemsFound { .. } => EXIT_PROBLEMS,
+            CliError::StdoutClosed => EXIT_OK,
+            CliError::Library(_)
+            | CliError::Io { .. }
+            | CliError::Input { .. }
+            | CliError::Usage(_)
+            | CliError::SomeFailed { .. } => EXIT_FAILURE,
+        }
+    }
+
+    /// Whether the error still needs a line on stderr (some were reported as they happened).
+    fn needs_report(&self) -> bool {
+        !matches!(
+            self,
+            CliError::StdoutClosed | CliError::ProblemsFound { .. } | CliError::SomeFailed { .. }
+        )
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Library(error) => write!(f, "{error}"),
+            CliError::Io {
+                path,
+                operation,
+                source,
+            } => write!(f, "{}: {operation}: {source}", path.display()),
+            CliError::Input { location, message } => write!(f, "{location}: {message}"),
+            CliError::Usage(message) => f.write_str(message),
+            CliError::ProblemsFound { count } => write!(f, "{count} problem(s) found"),
+            CliError::SomeFailed { count } => write!(f, "{count} file(s) failed"),
+            CliError::StdoutClosed => f.write_str("standard output closed"),
+        }
+    }
+}
+
+impl From<treelog::Error> for CliError {
+    fn from(error: treelog::Error) -> CliError {
+        CliError::Library(error)
+    }
+}
+
+/// Prints `error` to stderr in the tool's format (best effort: stderr may be closed too).
+pub fn print_error(error: &impl fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(io::stderr().lock(), "treelog: {error}");
+}
+
+/// Turns a command's result into the process exit code, reporting the error if needed.
+pub fn finish(result: Result<(), CliError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(error) => {
+            if error.needs_report() {
+                print_error(&error);
+            }
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+/// Exit for an argument-parsing outcome: `--help` and `--version` print to stdout and exit
+/// 0; anything else is a usage error (2).
+pub fn finish_parse(error: clap::Error) -> ExitCode {
+    let code = if error.use_stderr() {
+        EXIT_FAILURE
+    } else {
+        EXIT_OK
+    };
+    // A closed stdout while printing help is not an error either.
+    let _ = error.print();
+    ExitCode::from(code)
+}

@@ -1,0 +1,233 @@
+//! End-to-end tests of the `treelog` binary: each runs it on a private copy of the bundled
+//! pi transcript (or a file made for the test) in its own temporary directory.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/data")
+        .join(name)
+}
+
+fn oracle() -> Value {
+    let text = std::fs::read_to_string(data("pi-sample-200.oracle.json")).expect("oracle");
+    serde_json::from_str(&text).expect("oracle is JSON")
+}
+
+/// A private copy of the sample transcript (sidecars are written next to it).
+fn sample_copy() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("sample.jsonl");
+    std::fs::copy(data("pi-sample-200.jsonl"), &path).expect("copy sample");
+    (dir, path)
+}
+
+/// Runs treelog with `args` and `stdin`, returning its output.
+fn treelog(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_treelog"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn treelog");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.as_bytes()).expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("wait for treelog")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Asserts the exit code, showing stderr when it differs.
+fn assert_exit(output: &Output, code: i32) {
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "expected exit {code}, got {:?}; stderr:\n{}",
+        output.status,
+        stderr(output)
+    );
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let output = treelog(args, "");
+    assert_exit(&output, 0);
+    stdout(&output)
+}
+
+fn arg(path: &Path) -> &str {
+    path.to_str().expect("temp paths are UTF-8")
+}
+
+/// `context` prints exactly the context pi built for its own transcript.
+#[test]
+fn context_matches_oracle() {
+    let (_dir, path) = sample_copy();
+    let text = run_ok(&["context", arg(&path)]);
+    assert!(text.ends_with('\n') && text.lines().count() == 1);
+    let context: Value = serde_json::from_str(&text).expect("context is JSON");
+    assert_eq!(context, oracle()["context"]);
+}
+
+/// `path` prints pi's root-to-leaf ids, one per line, and `--leaf` ends it elsewhere.
+#[test]
+fn path_matches_oracle() {
+    let (_dir, path) = sample_copy();
+    let ids: Vec<Value> = run_ok(&["path", arg(&path)])
+        .lines()
+        .map(|id| Value::String(id.into()))
+        .collect();
+    assert_eq!(Value::Array(ids.clone()), oracle()["path"]);
+    let third = ids[2].as_str().expect("id");
+    let short = run_ok(&["path", arg(&path), "--leaf", third]);
+    assert_eq!(short.lines().count(), 3);
+}
+
+/// `tree --json` prints pi's tree, node for node, in pi's order.
+#[test]
+fn tree_json_matches_oracle() {
+    let (_dir, path) = sample_copy();
+    let nodes: Vec<Value> = run_ok(&["tree", arg(&path), "--json"])
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("tree line is JSON"))
+        .collect();
+    assert_eq!(Value::Array(nodes), oracle()["tree"]);
+}
+
+/// `info --json` reports pi's header, leaf, name and entry count, and the index state.
+#[test]
+fn info_json_matches_oracle() {
+    let (_dir, path) = sample_copy();
+    let oracle = oracle();
+    let first: Value = serde_json::from_str(&run_ok(&["info", arg(&path), "--json"])).unwrap();
+    for key in ["header", "leafId", "sessionName", "entryCount"] {
+        assert_eq!(first[key], oracle[key], "key {key}");
+    }
+    assert_eq!(first["index"]["state"], "rebuilt");
+    assert_eq!(first["tornTailBytes"], 0);
+    assert_eq!(first["headerRecovered"], false);
+    let total: u64 = first["countsByType"]
+        .as_object()
+        .expect("counts object")
+        .values()
+        .filter_map(Value::as_u64)
+        .sum();
+    assert_eq!(Value::from(total), oracle["entryCount"]);
+    let second: Value = serde_json::from_str(&run_ok(&["info", arg(&path), "--json"])).unwrap();
+    assert_eq!(second["index"]["state"], "fresh");
+}
+
+/// The drawn tree marks the leaf on the active path and shows labels.
+#[test]
+fn tree_drawing_marks_active_path() {
+    let (_dir, path) = sample_copy();
+    let text = run_ok(&["tree", arg(&path)]);
+    let leaf = oracle()["leafId"].as_str().expect("leaf").to_string();
+    let leaf_line = text
+        .lines()
+        .find(|line| line.contains(&leaf))
+        .expect("leaf drawn");
+    assert!(leaf_line.starts_with('*') && leaf_line.ends_with("← leaf"));
+    assert!(text.contains("[branch-2]"));
+    assert!(text.contains("more entries"));
+}
+
+/// Ids printed by `append` are on the session's path afterwards, in order, at its end.
+#[test]
+fn append_ids_appear_in_path() {
+    let (_dir, path) = sample_copy();
+    let input = concat!(
+        r#"{"role":"user","content":"hello","timestamp":1}"#,
+        "\n\n",
+        r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"p","model":"m","timestamp":2}"#,
+        "\n"
+    );
+    let output = treelog(&["append", arg(&path)], input);
+    assert_exit(&output, 0);
+    let ids: Vec<String> = stdout(&output).lines().map(String::from).collect();
+    assert_eq!(ids.len(), 2);
+    let path_ids: Vec<String> = run_ok(&["path", arg(&path)])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(path_ids[path_ids.len() - 2..], ids[..]);
+}
+
+/// An invalid stdin line stops `append` with exit 2 and its line number; earlier ids stay.
+#[test]
+fn append_stops_at_invalid_line() {
+    let (_dir, path) = sample_copy();
+    let input = "{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1}\n\nnot json\n{\"role\":\"user\",\"content\":\"b\",\"timestamp\":2}\n";
+    let output = treelog(&["append", arg(&path), "--sync", "none"], input);
+    assert_exit(&output, 2);
+    assert!(
+        stderr(&output).starts_with("treelog: <stdin>:3: not valid JSON"),
+        "{}",
+        stderr(&output)
+    );
+    let ids = stdout(&output);
+    assert_eq!(ids.lines().count(), 1);
+    let last = run_ok(&["path", arg(&path)]);
+    assert_eq!(last.lines().last(), ids.lines().next());
+}
+
+/// A missing file is an error naming it, with exit 2.
+#[test]
+fn missing_file_is_exit_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("missing.jsonl");
+    let output = treelog(&["info", arg(&missing)], "");
+    assert_exit(&output, 2);
+    assert!(stderr(&output).starts_with(&format!("treelog: {}: ", missing.display())));
+}
+
+/// When the reader of stdout goes away early (`treelog tree --json | head -1`), the exit
+/// code is 0 and nothing is printed on stderr.
+#[test]
+fn broken_pipe_exits_0() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("big.jsonl");
+    let message = "{\"role\":\"user\",\"content\":\"hello there\",\"timestamp\":1}\n";
+    let output = treelog(
+        &["append", arg(&path), "--sync", "none"],
+        &message.repeat(3000),
+    );
+    assert_exit(&output, 0);
+    for command in [
+        &["tree", arg(&path), "--json"][..],
+        &["path", arg(&path)][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_treelog"))
+            .args(command)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn treelog");
+        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut first = String::new();
+        reader.read_line(&mut first).expect("first line");
+        drop(reader);
+        let output = child.wait_with_output().expect("wait");
+        assert_exit(&output, 0);
+        assert_eq!(stderr(&output), "");
+    }
+}
+
+/// `--help` documents the exit codes; an unknown command is a usage error (2).
+#[test]
+fn help_and_usage_errors() {
+    let help = run_ok(&["--help"]);
+    assert!(help.contains("Exit codes:"));
+    assert_exit(&treelog(&["no-such-command"], ""), 2);
+}
