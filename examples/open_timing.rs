@@ -6,10 +6,21 @@ fn main() {
     let path = std::path::PathBuf::from(args.next().expect("usage: open_timing FILE [--no-index]"));
     let use_index = args.next().as_deref() != Some("--no-index");
     let start = Instant::now();
-    let session = treelog::Session::open(&path, treelog::SessionOptions { use_index, ..Default::default() }).expect("open");
+    let session = treelog::Session::open(
+        &path,
+        treelog::SessionOptions {
+            use_index,
+            ..Default::default()
+        },
+    )
+    .expect("open");
     let opened = start.elapsed();
     let start = Instant::now();
     let context = session.build_context(None).expect("context");
     let built = start.elapsed();
-    println!("open {opened:?} ({:?}), context {built:?} ({} messages)", session.index_state(), context.messages.len());
+    println!(
+        "open {opened:?} ({:?}), context {built:?} ({} messages)",
+        session.index_state(),
+        context.messages.len()
+    );
 }

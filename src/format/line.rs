@@ -174,7 +174,10 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
         return Line::Blank;
     }
     // serde's derived struct would also accept an array (by position): only objects are lines.
-    let parsed = if text.trim_start_matches([' ', '\t', '\r', '\n']).starts_with('{') {
+    let parsed = if text
+        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .starts_with('{')
+    {
         serde_json::from_str(text)
     } else {
         Err(serde::de::Error::custom("not an object"))
@@ -250,7 +253,7 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
         parent,
         timestamp: fields.timestamp.and_then(json_str),
         side,
-        assistant: kind == EntryKind::Message && fields.message.is_some_and(|head| head.assistant),
+        assistant: kind == EntryKind::Message && fields.message.is_some_and(is_assistant_message),
         target_id: fields.target_id.and_then(json_str),
         label: fields.label.and_then(json_str),
         name: fields.name.and_then(json_str),
@@ -296,8 +299,19 @@ struct Fields<'a> {
     cwd: Option<&'a RawValue>,
     #[serde(rename = "parentSession", borrow, default)]
     parent_session: Option<&'a RawValue>,
-    #[serde(default)]
-    message: Option<MessageHead>,
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
+}
+
+/// Whether a raw message payload has `role: "assistant"`. pi writes `role` first, so the common
+/// case is a prefix check (a later repeated `role` key is not looked for); anything else is
+/// parsed one level deep.
+fn is_assistant_message(message: &RawValue) -> bool {
+    let text = message.get();
+    if let Some(role) = text.strip_prefix("{\"role\":\"") {
+        return role.starts_with("assistant\"");
+    }
+    serde_json::from_str::<MessageHead>(text).is_ok_and(|head| head.assistant)
 }
 
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {

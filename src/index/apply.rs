@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::store::Store;
+use super::store::{Links, Store};
 use crate::error::Result;
 use crate::format::ids::migrated_entry_id;
 use crate::format::line::{
@@ -102,11 +102,11 @@ impl Store {
             ParentRef::Id(id) => match self.seq_of(id)? {
                 None => SEQ_NONE,
                 Some(seq) => {
-                    let record = self.existing_record(seq)?;
-                    if record.kind.is_some() {
+                    let links = self.links(seq)?;
+                    if links.canonical {
                         seq
                     } else {
-                        record.parent_seq
+                        links.parent_seq
                     }
                 }
             },
@@ -141,10 +141,10 @@ impl Store {
         let parent = if parent_seq == SEQ_NONE {
             None
         } else {
-            Some(self.existing_record(parent_seq)?)
+            Some(self.links(parent_seq)?)
         };
         let is_assistant = entry.assistant;
-        let nearest = |own: bool, inherited: fn(&Record) -> u64| -> u64 {
+        let nearest = |own: bool, inherited: fn(&Links) -> u64| -> u64 {
             if own {
                 seq
             } else {
@@ -155,8 +155,8 @@ impl Store {
             None => seq,
             Some(parent_record) => {
                 // Myers' skew-binary jump pointers: O(log depth) ancestor queries.
-                let jump = self.existing_record(parent_record.jump_seq)?;
-                let jump_jump = self.existing_record(jump.jump_seq)?;
+                let jump = self.links(parent_record.jump_seq)?;
+                let jump_jump = self.links(jump.jump_seq)?;
                 if parent_record.depth - jump.depth == jump.depth - jump_jump.depth {
                     jump.jump_seq
                 } else {

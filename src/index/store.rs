@@ -1,5 +1,6 @@
 //! The index store: redb tables plus an overlay of entries not yet written to them.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -95,7 +96,38 @@ pub(crate) struct Store {
     pub(crate) legacy_session_id: String,
     /// Set while rebuilding into a private file: commits need not be durable.
     build_mode: bool,
+    /// Links of committed records recently looked up while indexing (jump pointers reach far
+    /// back, so the same few ancestors are looked up again and again). Bounded.
+    links_cache: RefCell<HashMap<u64, Links>>,
 }
+
+/// The numeric tree fields of a record: what indexing needs of an earlier line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Links {
+    pub canonical: bool,
+    pub parent_seq: u64,
+    pub jump_seq: u64,
+    pub depth: u32,
+    pub compaction_seq: u64,
+    pub model_seq: u64,
+    pub thinking_seq: u64,
+}
+
+impl From<&Record> for Links {
+    fn from(record: &Record) -> Links {
+        Links {
+            canonical: record.kind.is_some(),
+            parent_seq: record.parent_seq,
+            jump_seq: record.jump_seq,
+            depth: record.depth,
+            compaction_seq: record.compaction_seq,
+            model_seq: record.model_seq,
+            thinking_seq: record.thinking_seq,
+        }
+    }
+}
+
+const LINKS_CACHE_LEN_MAX: usize = 1 << 16;
 
 fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
     Error::Index {
@@ -136,6 +168,7 @@ impl Store {
             first_line_hash: [0; 32],
             legacy_session_id: String::new(),
             build_mode: false,
+            links_cache: RefCell::new(HashMap::new()),
         }
     }
 
@@ -472,6 +505,7 @@ impl Store {
         self.indexed_len_bytes = 0;
         self.next_seq = 0;
         self.first_line_hash = [0; 32];
+        self.links_cache.borrow_mut().clear();
         self.refresh_tables()
     }
 
@@ -549,7 +583,10 @@ impl Store {
             .db
             .as_ref()
             .expect("write_overlay runs only with a database");
-        self.tables = None;
+        // Kept until the snapshot check passes: if another handle changed the index, this
+        // handle goes on reading the state its overlay extends (a newer state would overlap
+        // the overlay and list its records twice).
+        let tables = self.tables.take();
         let mut txn = db.begin_write().map_err(|e| index_error(path, e))?;
         if self.build_mode {
             txn.set_durability(redb::Durability::None)
@@ -562,8 +599,10 @@ impl Store {
         };
         if on_disk != Some(Ok(self.committed.clone())) {
             txn.abort().map_err(|e| index_error(path, e))?;
-            return self.refresh_tables();
+            self.tables = tables;
+            return Ok(());
         }
+        drop(tables);
         let snapshot = Snapshot {
             indexed_len_bytes: self.indexed_len_bytes,
             next_seq: self.next_seq,
@@ -594,17 +633,29 @@ impl Store {
                     .map_err(|e| index_error(path, e))?;
             }
             let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-            for (id, seq) in &self.overlay.ids {
-                ids.insert(id.as_str(), *seq)
-                    .map_err(|e| index_error(path, e))?;
+            // Sorted keys keep B-tree inserts local.
+            let mut sorted_ids: Vec<(&str, u64)> = self
+                .overlay
+                .ids
+                .iter()
+                .map(|(id, seq)| (id.as_str(), *seq))
+                .collect();
+            sorted_ids.sort_unstable();
+            for (id, seq) in sorted_ids {
+                ids.insert(id, seq).map_err(|e| index_error(path, e))?;
             }
             let mut children = txn.open_table(CHILDREN).map_err(|e| index_error(path, e))?;
-            for (parent, kids) in &self.overlay.children {
-                for kid in kids {
-                    children
-                        .insert((*parent, *kid), ())
-                        .map_err(|e| index_error(path, e))?;
-                }
+            let mut pairs: Vec<(u64, u64)> = self
+                .overlay
+                .children
+                .iter()
+                .flat_map(|(parent, kids)| kids.iter().map(move |kid| (*parent, *kid)))
+                .collect();
+            pairs.sort_unstable();
+            for pair in pairs {
+                children
+                    .insert(pair, ())
+                    .map_err(|e| index_error(path, e))?;
             }
             let mut labels = txn.open_table(LABELS).map_err(|e| index_error(path, e))?;
             for (target, value) in &self.overlay.labels {
@@ -679,6 +730,30 @@ impl Store {
     pub fn existing_record(&self, seq: u64) -> Result<Record> {
         self.record(seq)?
             .ok_or_else(|| self.read_error(format!("record {seq} is missing")))
+    }
+
+    /// The tree fields of `seq`, which the caller got from the index itself.
+    pub fn links(&self, seq: u64) -> Result<Links> {
+        if seq >= self.overlay.base_seq {
+            return match self
+                .overlay
+                .records
+                .get((seq - self.overlay.base_seq) as usize)
+            {
+                Some(record) => Ok(Links::from(record)),
+                None => Err(self.read_error(format!("record {seq} is missing"))),
+            };
+        }
+        if let Some(links) = self.links_cache.borrow().get(&seq) {
+            return Ok(*links);
+        }
+        let links = Links::from(&self.existing_record(seq)?);
+        let mut cache = self.links_cache.borrow_mut();
+        if cache.len() >= LINKS_CACHE_LEN_MAX {
+            cache.clear();
+        }
+        cache.insert(seq, links);
+        Ok(links)
     }
 
     pub fn seq_of(&self, id: &str) -> Result<Option<u64>> {
