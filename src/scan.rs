@@ -29,13 +29,34 @@ pub trait LineSink {
 }
 
 /// Hands each complete line from `start_bytes` to the end of the log to `sink`. Returns the
-/// offset just after the last complete line.
+/// offset just after the last complete line. `buf` is scratch space, kept by the caller so that
+/// frequent small scans (one per append) do not allocate; it is left at most
+/// [`SCAN_CHUNK_LEN`] long.
 pub fn scan_lines(
     storage: &dyn LogStorage,
     start_bytes: u64,
     sink: &mut impl LineSink,
+    buf: &mut Vec<u8>,
 ) -> Result<u64> {
-    let mut buf = vec![0u8; SCAN_CHUNK_LEN];
+    if buf.len() != SCAN_CHUNK_LEN {
+        buf.resize(SCAN_CHUNK_LEN, 0);
+        buf.shrink_to(SCAN_CHUNK_LEN);
+    }
+    let result = scan_into(storage, start_bytes, sink, buf);
+    if buf.len() != SCAN_CHUNK_LEN {
+        // A long line grew the buffer: give the memory back.
+        buf.truncate(SCAN_CHUNK_LEN);
+        buf.shrink_to(SCAN_CHUNK_LEN);
+    }
+    result
+}
+
+fn scan_into(
+    storage: &dyn LogStorage,
+    start_bytes: u64,
+    sink: &mut impl LineSink,
+    buf: &mut Vec<u8>,
+) -> Result<u64> {
     let mut filled = 0;
     // Bytes at the front of `buf` already known to hold no `\n`.
     let mut searched = 0;
@@ -67,7 +88,7 @@ pub fn scan_lines(
                 buf.resize((buf.len() * 2).min(LINE_LEN_MAX + 1), 0);
             } else {
                 // No newline in LINE_LEN_MAX + 1 bytes: stream the rest of this line.
-                match stream_long_line(storage, buf_offset, &mut buf, sink)? {
+                match stream_long_line(storage, buf_offset, buf, sink)? {
                     Some((next_offset, carried)) => {
                         buf_offset = next_offset;
                         filled = carried;

@@ -99,6 +99,8 @@ pub(crate) struct Store {
     /// Links of committed records recently looked up while indexing (jump pointers reach far
     /// back, so the same few ancestors are looked up again and again). Bounded.
     links_cache: RefCell<HashMap<u64, Links>>,
+    /// Scratch space for scans, kept between catch-ups.
+    scan_buf: Vec<u8>,
 }
 
 /// The numeric tree fields of a record: what indexing needs of an earlier line.
@@ -169,6 +171,7 @@ impl Store {
             legacy_session_id: String::new(),
             build_mode: false,
             links_cache: RefCell::new(HashMap::new()),
+            scan_buf: Vec::new(),
         }
     }
 
@@ -539,15 +542,21 @@ impl Store {
             .identity()
             .map_err(|e| Error::io(storage.path(), "stat", e))?;
         let start = self.indexed_len_bytes;
-        scan_lines(
+        if identity.len_bytes <= start {
+            return Ok(());
+        }
+        let mut buf = std::mem::take(&mut self.scan_buf);
+        let scanned = scan_lines(
             storage,
             start,
             &mut CatchUp {
                 store: self,
                 identity,
             },
-        )?;
-        Ok(())
+            &mut buf,
+        );
+        self.scan_buf = buf;
+        scanned.map(drop)
     }
 
     /// True when the overlay is big enough to be written out.
