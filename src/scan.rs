@@ -28,13 +28,15 @@ pub trait LineSink {
     fn consumed(&mut self, bytes: &[u8]) -> Result<()>;
 }
 
-/// Hands each complete line from `start_bytes` to the end of the log to `sink`. Returns the
-/// offset just after the last complete line. `buf` is scratch space, kept by the caller so that
+/// Hands each complete line in `[start_bytes, end_bytes)` to `sink` (`end_bytes` is the log
+/// length the caller saw; bytes appended since are left for a later scan). Returns the offset
+/// just after the last complete line. `buf` is scratch space, kept by the caller so that
 /// frequent small scans (one per append) do not allocate; it is left at most
 /// [`SCAN_CHUNK_LEN`] long.
 pub fn scan_lines(
     storage: &dyn LogStorage,
     start_bytes: u64,
+    end_bytes: u64,
     sink: &mut impl LineSink,
     buf: &mut Vec<u8>,
 ) -> Result<u64> {
@@ -42,7 +44,7 @@ pub fn scan_lines(
         buf.resize(SCAN_CHUNK_LEN, 0);
         buf.shrink_to(SCAN_CHUNK_LEN);
     }
-    let result = scan_into(storage, start_bytes, sink, buf);
+    let result = scan_into(storage, start_bytes, end_bytes, sink, buf);
     if buf.len() != SCAN_CHUNK_LEN {
         // A long line grew the buffer: give the memory back.
         buf.truncate(SCAN_CHUNK_LEN);
@@ -54,6 +56,7 @@ pub fn scan_lines(
 fn scan_into(
     storage: &dyn LogStorage,
     start_bytes: u64,
+    end_bytes: u64,
     sink: &mut impl LineSink,
     buf: &mut Vec<u8>,
 ) -> Result<u64> {
@@ -88,7 +91,7 @@ fn scan_into(
                 buf.resize((buf.len() * 2).min(LINE_LEN_MAX + 1), 0);
             } else {
                 // No newline in LINE_LEN_MAX + 1 bytes: stream the rest of this line.
-                match stream_long_line(storage, buf_offset, buf, sink)? {
+                match stream_long_line(storage, buf_offset, end_bytes, buf, sink)? {
                     Some((next_offset, carried)) => {
                         buf_offset = next_offset;
                         filled = carried;
@@ -101,9 +104,15 @@ fn scan_into(
                 }
             }
         }
-        let read = storage
-            .read_at(buf_offset + filled as u64, &mut buf[filled..])
-            .map_err(|error| Error::io(storage.path(), "read", error))?;
+        let read_from = buf_offset + filled as u64;
+        let want = (buf.len() - filled).min(end_bytes.saturating_sub(read_from) as usize);
+        let read = if want == 0 {
+            0
+        } else {
+            storage
+                .read_at(read_from, &mut buf[filled..filled + want])
+                .map_err(|error| Error::io(storage.path(), "read", error))?
+        };
         if read == 0 {
             return Ok(buf_offset);
         }
@@ -117,6 +126,7 @@ fn scan_into(
 fn stream_long_line(
     storage: &dyn LogStorage,
     line_offset: u64,
+    end_bytes: u64,
     buf: &mut [u8],
     sink: &mut impl LineSink,
 ) -> Result<Option<(u64, usize)>> {
@@ -124,9 +134,16 @@ fn stream_long_line(
     crc.update(buf);
     let mut len = buf.len() as u64;
     loop {
-        let read = storage
-            .read_at(line_offset + len, buf)
-            .map_err(|error| Error::io(storage.path(), "read", error))?;
+        let want = buf
+            .len()
+            .min(end_bytes.saturating_sub(line_offset + len) as usize);
+        let read = if want == 0 {
+            0
+        } else {
+            storage
+                .read_at(line_offset + len, &mut buf[..want])
+                .map_err(|error| Error::io(storage.path(), "read", error))?
+        };
         if read == 0 {
             return Ok(None);
         }

@@ -852,35 +852,42 @@ impl Session {
 
     /// Appends any entry as a child of this handle's leaf; the entry becomes the leaf.
     pub fn append(&mut self, entry: NewEntry) -> Result<String> {
+        let mut ids = self.append_many(vec![entry])?;
+        Ok(ids.pop().expect("append_many returns one id per entry"))
+    }
+
+    /// Appends entries as a chain from this handle's leaf (each the child of the one before),
+    /// under one lock, with one write and at most one fsync: what an agent does when a turn
+    /// produces several entries at once. The last entry becomes the leaf.
+    pub fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>> {
         if let Some(reason) = &self.poisoned {
             return Err(Error::Poisoned {
                 path: self.log_path().to_path_buf(),
                 reason: reason.clone(),
             });
         }
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
         self.storage
             .lock()
             .map_err(|e| Error::io(self.storage.path(), "lock", e))?;
-        let result = self.append_locked(entry);
+        let result = self.append_locked(entries);
         let unlocked = self
             .storage
             .unlock()
             .map_err(|e| Error::io(self.storage.path(), "unlock", e));
-        let id = result?;
+        let ids = result?;
         unlocked?;
         self.store.flush_if_due(self.storage.as_mut(), false)?;
-        Ok(id)
+        Ok(ids)
     }
 
-    fn append_locked(&mut self, entry: NewEntry) -> Result<String> {
+    fn append_locked(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>> {
         // Catch up with other writers, then apply the conflict rule.
         let seen_before = self.store.next_seq;
         let log_leaf_before = self.store.state.leaf_seq;
-        let log_len = self
-            .storage
-            .identity()
-            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
-            .len_bytes;
+        let log_len = self.store.catch_up(self.storage.as_mut())?;
         if log_len < self.store.indexed_len_bytes {
             return Err(Error::LogChanged {
                 path: self.log_path().to_path_buf(),
@@ -891,7 +898,6 @@ impl Session {
                 ),
             });
         }
-        self.store.catch_up(self.storage.as_mut())?;
         if self.store.next_seq != seen_before {
             if let Some(their_id) = self.sibling_since(seen_before)? {
                 match self.options.on_conflict {
@@ -909,28 +915,29 @@ impl Session {
             }
         }
 
-        let parent_id = self.id_of(self.leaf_seq)?;
-        let id = self.new_id()?;
-        let timestamp = format_iso_ms(now_ms());
-        let line = entry.encode(&id, parent_id.as_deref(), &timestamp);
-
-        let log_len = self
-            .storage
-            .identity()
-            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
-            .len_bytes;
-        let mut bytes = Vec::with_capacity(line.len() + self.header.json.len() + 3);
+        let mut bytes = Vec::new();
         if log_len > self.store.indexed_len_bytes {
             // A torn last line: end it, so the new entry is not glued onto it.
             bytes.push(b'\n');
         }
-        let writes_header = log_len == 0 && self.header_pending;
-        if writes_header {
+        if log_len == 0 && self.header_pending {
             bytes.extend_from_slice(self.header.json.as_bytes());
             bytes.push(b'\n');
         }
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
+        let mut parent_id = self.id_of(self.leaf_seq)?;
+        let mut ids: Vec<String> = Vec::with_capacity(entries.len());
+        let timestamp = format_iso_ms(now_ms());
+        for entry in &entries {
+            let id = self.new_id(&ids)?;
+            bytes.extend_from_slice(
+                entry
+                    .encode(&id, parent_id.as_deref(), &timestamp)
+                    .as_bytes(),
+            );
+            bytes.push(b'\n');
+            parent_id = Some(id.clone());
+            ids.push(id);
+        }
 
         if let Err(error) = self.storage.append(&bytes) {
             self.poisoned = Some(format!("write failed: {error}"));
@@ -939,7 +946,7 @@ impl Session {
         let sync_now = match self.options.durability {
             Durability::EveryAppend => true,
             Durability::Batched(every) => {
-                self.appends_since_sync += 1;
+                self.appends_since_sync += ids.len() as u32;
                 self.appends_since_sync >= every.max(1)
             }
             Durability::None => false,
@@ -949,17 +956,20 @@ impl Session {
         }
         self.header_pending = false;
         self.store.catch_up(self.storage.as_mut())?;
+        let last = ids.last().expect("entries is not empty");
         let seq = self
             .store
-            .seq_of(&id)?
+            .seq_of(last)?
             .filter(|seq| *seq >= seen_before)
             .ok_or_else(|| Error::LogChanged {
                 path: self.log_path().to_path_buf(),
                 offset_bytes: log_len,
-                reason: format!("the appended entry {id} was not found when the log was read back"),
+                reason: format!(
+                    "the appended entry {last} was not found when the log was read back"
+                ),
             })?;
         self.leaf_seq = seq;
-        Ok(id)
+        Ok(ids)
     }
 
     /// The id of the first entry appended by someone else since `seen_before` that has this
@@ -1012,13 +1022,19 @@ impl Session {
         })
     }
 
-    fn new_id(&self) -> Result<String> {
+    /// A fresh 8-hex id, unique among the session's ids and `also_taken`.
+    fn new_id(&self, also_taken: &[String]) -> Result<String> {
         let mut lookup_error = None;
-        let id = new_entry_id(|candidate| match self.store.seq_of(candidate) {
-            Ok(found) => found.is_some(),
-            Err(error) => {
-                lookup_error = Some(error);
-                true
+        let id = new_entry_id(|candidate| {
+            if also_taken.iter().any(|taken| taken == candidate) {
+                return true;
+            }
+            match self.store.seq_of(candidate) {
+                Ok(found) => found.is_some(),
+                Err(error) => {
+                    lookup_error = Some(error);
+                    true
+                }
             }
         });
         match lookup_error {

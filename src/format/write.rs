@@ -168,7 +168,7 @@ pub fn encode_header(
 /// spaces. The JSON value is unchanged.
 pub fn single_line_raw(json: &str) -> Result<Box<RawValue>, serde_json::Error> {
     let raw: Box<RawValue> = serde_json::from_str(json)?;
-    if !raw.get().contains(['\n', '\r']) {
+    if memchr::memchr2(b'\n', b'\r', raw.get().as_bytes()).is_none() {
         return Ok(raw);
     }
     let flattened = raw.get().replace(['\n', '\r'], " ");

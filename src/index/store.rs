@@ -531,7 +531,9 @@ impl Store {
     }
 
     /// Indexes every complete line after the indexed prefix, flushing as the overlay grows.
-    pub fn catch_up(&mut self, storage: &dyn LogStorage) -> Result<()> {
+    /// Returns the log's length as seen before the scan (lines appended during the scan may
+    /// or may not be included; they are caught by the next call).
+    pub fn catch_up(&mut self, storage: &dyn LogStorage) -> Result<u64> {
         if self.state.header_version < crate::format::CURRENT_VERSION
             && self.legacy_session_id.is_empty()
             && self.indexed_len_bytes > 0
@@ -543,12 +545,13 @@ impl Store {
             .map_err(|e| Error::io(storage.path(), "stat", e))?;
         let start = self.indexed_len_bytes;
         if identity.len_bytes <= start {
-            return Ok(());
+            return Ok(identity.len_bytes);
         }
         let mut buf = std::mem::take(&mut self.scan_buf);
         let scanned = scan_lines(
             storage,
             start,
+            identity.len_bytes,
             &mut CatchUp {
                 store: self,
                 identity,
@@ -556,7 +559,7 @@ impl Store {
             &mut buf,
         );
         self.scan_buf = buf;
-        scanned.map(drop)
+        scanned.map(|_| identity.len_bytes)
     }
 
     /// True when the overlay is big enough to be written out.
