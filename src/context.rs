@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use crate::error::Result;
-use crate::format::line::{EntryKind, json_str};
+use crate::format::line::{EntryKind, json_str, raw_field};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::write::push_json_string;
 use crate::session::{Session, timestamp_ms, top_level_fields};
@@ -94,18 +94,7 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
         }
         compaction_line = Some(line);
     }
-    let mut path = Vec::new();
-    let mut seq = leaf_seq;
-    while seq != SEQ_NONE {
-        let record = store.existing_record(seq)?;
-        let parent = record.parent_seq;
-        let reached_stop = seq == stop_seq;
-        path.push((seq, record));
-        if reached_stop {
-            break;
-        }
-        seq = parent;
-    }
+    let mut path = store.ancestors(leaf_seq, stop_seq)?;
     path.reverse();
 
     let mut messages = Vec::with_capacity(path.len() + 1);
@@ -122,11 +111,20 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
         messages.push(raw(out));
     }
     let legacy = store.state.header_version < 3 && !store.state.header_recovered;
-    for (seq, record) in &path {
-        if *seq == leaf.compaction_seq {
-            continue;
-        }
-        if let Some(message) = message_of(session, record, legacy)? {
+    let contributing: Vec<&Record> = path
+        .iter()
+        .filter(|(seq, record)| {
+            *seq != leaf.compaction_seq
+                && matches!(
+                    record.kind,
+                    Some(EntryKind::Message | EntryKind::CustomMessage | EntryKind::BranchSummary)
+                )
+        })
+        .map(|(_, record)| record)
+        .collect();
+    let lines = session.read_lines(&contributing)?;
+    for (record, line) in contributing.iter().zip(&lines) {
+        if let Some(message) = message_of(record, line, legacy) {
             messages.push(message);
         }
     }
@@ -138,42 +136,37 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
 }
 
 /// What an entry contributes to the context, if anything.
-fn message_of(session: &Session, record: &Record, legacy: bool) -> Result<Option<Box<RawValue>>> {
+fn message_of(record: &Record, line: &str, legacy: bool) -> Option<Box<RawValue>> {
     match record.kind {
         Some(EntryKind::Message) => {
-            let line = read(session, record)?;
-            let Some(message) = field(&line, "message") else {
-                return Ok(None);
-            };
+            let message = field(line, "message")?;
             if legacy {
-                return Ok(Some(migrate_hook_message(message)));
+                return Some(migrate_hook_message(message));
             }
-            Ok(Some(message))
+            Some(message)
         }
         Some(EntryKind::CustomMessage) => {
-            let line = read(session, record)?;
             let mut out = String::from("{\"role\":\"custom\"");
             for key in ["customType", "content", "display", "details"] {
-                append_optional(&mut out, key, field(&line, key));
+                append_optional(&mut out, key, field(line, key));
             }
-            append_timestamp(&mut out, &line);
+            append_timestamp(&mut out, line);
             out.push('}');
-            Ok(Some(raw(out)))
+            Some(raw(out))
         }
         Some(EntryKind::BranchSummary) => {
-            let line = read(session, record)?;
-            let summary = field(&line, "summary");
+            let summary = field(line, "summary");
             if !summary.as_ref().is_some_and(|summary| is_truthy(summary)) {
-                return Ok(None);
+                return None;
             }
             let mut out = String::from("{\"role\":\"branchSummary\"");
             append_optional(&mut out, "summary", summary);
-            append_optional(&mut out, "fromId", field(&line, "fromId"));
-            append_timestamp(&mut out, &line);
+            append_optional(&mut out, "fromId", field(line, "fromId"));
+            append_timestamp(&mut out, line);
             out.push('}');
-            Ok(Some(raw(out)))
+            Some(raw(out))
         }
-        _ => Ok(None),
+        _ => None,
     }
 }
 
@@ -222,10 +215,7 @@ fn read(session: &Session, record: &Record) -> Result<String> {
 }
 
 fn field(line: &str, name: &str) -> Option<Box<RawValue>> {
-    top_level_fields(line)
-        .ok()?
-        .get(name)
-        .map(|raw| (*raw).to_owned())
+    raw_field(line, name).map(|raw| raw.to_owned())
 }
 
 /// `,"key":value` when the value exists (JSON.stringify drops undefined values).

@@ -194,6 +194,11 @@ pub struct Stats {
     pub torn_tail_bytes: u64,
 }
 
+/// Extra bytes a combined read of nearby lines may cover beyond twice what is needed.
+const SPAN_SLACK_BYTES: u64 = 64 * 1024;
+/// The largest combined read of nearby lines.
+const SPAN_READ_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
 /// A conversation transcript: a log plus its index.
 pub struct Session {
     storage: Box<dyn LogStorage>,
@@ -1076,6 +1081,48 @@ impl Session {
         &self.store
     }
 
+    /// The lines of `records` (in file order along a path), each checked against its crc32.
+    /// Lines that lie close together, as a path's lines usually do, are read with one read.
+    pub(crate) fn read_lines(&self, records: &[&Record]) -> Result<Vec<String>> {
+        let needed: u64 = records
+            .iter()
+            .map(|record| u64::from(record.len_bytes) + 1)
+            .sum();
+        let start = records.iter().map(|record| record.offset_bytes).min();
+        let end = records
+            .iter()
+            .map(|record| record.offset_bytes + u64::from(record.len_bytes))
+            .max();
+        let (Some(start), Some(end)) = (start, end) else {
+            return Ok(Vec::new());
+        };
+        let span = end - start;
+        if records.len() < 2 || span > 2 * needed + SPAN_SLACK_BYTES || span > SPAN_READ_MAX_BYTES {
+            return records
+                .iter()
+                .map(|record| self.read_line(record))
+                .collect();
+        }
+        let mut bytes = vec![0; span as usize];
+        read_exact_at(self.storage.as_ref(), start, &mut bytes).map_err(|error| {
+            Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: start,
+                reason: format!("cannot read the indexed lines: {error}"),
+            }
+        })?;
+        records
+            .iter()
+            .map(|record| {
+                let from = (record.offset_bytes - start) as usize;
+                self.checked_line(
+                    record,
+                    bytes[from..from + record.len_bytes as usize].to_vec(),
+                )
+            })
+            .collect()
+    }
+
     /// The line of `record`, checked against its crc32 before it is trusted.
     pub(crate) fn read_line(&self, record: &Record) -> Result<String> {
         let mut bytes = vec![0; record.len_bytes as usize];
@@ -1086,6 +1133,11 @@ impl Session {
                 reason: format!("cannot read the indexed line: {error}"),
             }
         })?;
+        self.checked_line(record, bytes)
+    }
+
+    /// `bytes`, read at `record`'s offset, as text once its crc32 matches the index.
+    fn checked_line(&self, record: &Record, bytes: Vec<u8>) -> Result<String> {
         if crc32fast::hash(&bytes) != record.crc32 {
             return Err(Error::LogChanged {
                 path: self.log_path().to_path_buf(),

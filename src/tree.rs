@@ -8,14 +8,7 @@ use crate::index::Store;
 /// Sequence numbers from the root to `leaf_seq`, root first. Parents always precede their
 /// children in the log, so the walk ends after at most `depth + 1` steps.
 pub(crate) fn path_to_root(store: &Store, leaf_seq: u64) -> Result<Vec<(u64, Record)>> {
-    let mut path = Vec::new();
-    let mut seq = leaf_seq;
-    while seq != SEQ_NONE {
-        let record = store.existing_record(seq)?;
-        let parent = record.parent_seq;
-        path.push((seq, record));
-        seq = parent;
-    }
+    let mut path = store.ancestors(leaf_seq, SEQ_NONE)?;
     path.reverse();
     Ok(path)
 }

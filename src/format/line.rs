@@ -182,6 +182,8 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
     } else {
         Err(serde::de::Error::custom("not an object"))
     };
+    // `JSON.parse` keeps the last of repeated keys, where serde's derive refuses the line.
+    let parsed = parsed.or_else(|error| Fields::last_key_wins(text).ok_or(error));
     let fields: Fields<'_> = match parsed {
         Ok(fields) => fields,
         Err(error) => {
@@ -301,6 +303,29 @@ struct Fields<'a> {
     parent_session: Option<&'a RawValue>,
     #[serde(borrow, default)]
     message: Option<&'a RawValue>,
+}
+
+impl<'a> Fields<'a> {
+    /// The fields of an object with repeated keys, the last one winning (as in `JSON.parse`).
+    fn last_key_wins(text: &'a str) -> Option<Fields<'a>> {
+        let map: std::collections::HashMap<Cow<'a, str>, &'a RawValue> =
+            serde_json::from_str(text).ok()?;
+        let get = |key: &str| map.get(key).copied();
+        Some(Fields {
+            kind: get("type"),
+            id: get("id"),
+            parent_id: get("parentId"),
+            timestamp: get("timestamp"),
+            target_id: get("targetId"),
+            label: get("label"),
+            name: get("name"),
+            append_mode: get("appendMode"),
+            version: get("version"),
+            cwd: get("cwd"),
+            parent_session: get("parentSession"),
+            message: get("message"),
+        })
+    }
 }
 
 /// Whether a raw message payload has `role: "assistant"`. pi writes `role` first, so the common
@@ -503,5 +528,74 @@ mod tests {
             panic!("expected an entry");
         };
         assert_eq!(e.id, None);
+    }
+}
+
+/// The raw value of the top-level field `name` of a JSON object line (the last one, if the key
+/// repeats, as in `JSON.parse`), without allocating: other fields are skipped unparsed.
+pub fn raw_field<'a>(json: &'a str, name: &str) -> Option<&'a RawValue> {
+    struct Key<'a>(Cow<'a, str>);
+    impl<'de> Deserialize<'de> for Key<'de> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct KeyVisitor;
+            impl<'de> Visitor<'de> for KeyVisitor {
+                type Value = Key<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a key")
+                }
+                fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Borrowed(text)))
+                }
+                fn visit_str<E>(self, text: &str) -> Result<Key<'de>, E> {
+                    Ok(Key(Cow::Owned(text.to_owned())))
+                }
+            }
+            deserializer.deserialize_str(KeyVisitor)
+        }
+    }
+    struct FieldVisitor<'n> {
+        name: &'n str,
+    }
+    impl<'de> Visitor<'de> for FieldVisitor<'_> {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(key) = map.next_key::<Key<'de>>()? {
+                if key.0 == self.name {
+                    found = Some(map.next_value::<&'de RawValue>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    deserializer
+        .deserialize_map(FieldVisitor { name })
+        .ok()
+        .flatten()
+}
+
+#[cfg(test)]
+mod raw_field_tests {
+    use super::raw_field;
+
+    /// A top-level field is found (the last of repeated keys), nested ones are not.
+    #[test]
+    fn finds_top_level_fields_only() {
+        let line = r#"{"a":{"m":1},"m":[1, 2],"x\u0041":3,"m":"last"}"#;
+        assert_eq!(raw_field(line, "m").map(|raw| raw.get()), Some(r#""last""#));
+        assert_eq!(
+            raw_field(line, "a").map(|raw| raw.get()),
+            Some(r#"{"m":1}"#)
+        );
+        assert_eq!(raw_field(line, "xA").map(|raw| raw.get()), Some("3"));
+        assert!(raw_field(line, "missing").is_none());
+        assert!(raw_field("[1]", "m").is_none());
+        assert!(raw_field("{not json", "m").is_none());
     }
 }

@@ -131,6 +131,10 @@ impl From<&Record> for Links {
 
 const LINKS_CACHE_LEN_MAX: usize = 1 << 16;
 
+/// A parent at most this many lines before its child is reached by scanning on; one further
+/// back restarts the range scan at the parent.
+const RANGE_SKIP_MAX: u64 = 32;
+
 fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
     Error::Index {
         path: path.to_path_buf(),
@@ -742,6 +746,61 @@ impl Store {
     pub fn existing_record(&self, seq: u64) -> Result<Record> {
         self.record(seq)?
             .ok_or_else(|| self.read_error(format!("record {seq} is missing")))
+    }
+
+    /// Records from `seq` up through its ancestors, nearest first, ending at a root or after
+    /// `stop_seq`. A linear run of the tree is usually a run of consecutive lines, so the
+    /// committed part is read by reverse range scans (sequential pages) rather than a point
+    /// lookup per hop; a parent more than [`RANGE_SKIP_MAX`] lines back restarts the scan.
+    pub fn ancestors(&self, seq: u64, stop_seq: u64) -> Result<Vec<(u64, Record)>> {
+        let mut out = Vec::new();
+        let mut wanted = seq;
+        while wanted != SEQ_NONE {
+            if wanted >= self.overlay.base_seq {
+                let record = self.existing_record(wanted)?;
+                let parent = record.parent_seq;
+                out.push((wanted, record));
+                if wanted == stop_seq {
+                    break;
+                }
+                wanted = parent;
+                continue;
+            }
+            let Some(tables) = &self.tables else {
+                return Err(self.read_error(format!("record {wanted} is missing")));
+            };
+            let mut range = tables
+                .records
+                .range(..=wanted)
+                .map_err(|e| self.read_error(e))?
+                .rev();
+            loop {
+                let Some(item) = range.next() else {
+                    return Err(self.read_error(format!("record {wanted} is missing")));
+                };
+                let (key, value) = item.map_err(|e| self.read_error(e))?;
+                let key = key.value();
+                if key > wanted {
+                    continue;
+                }
+                if key < wanted {
+                    return Err(self.read_error(format!("record {wanted} is missing")));
+                }
+                let record =
+                    Record::decode(value.value()).map_err(|error| self.read_error(error.0))?;
+                let parent = record.parent_seq;
+                out.push((wanted, record));
+                if wanted == stop_seq || parent == SEQ_NONE {
+                    return Ok(out);
+                }
+                let restart = parent + RANGE_SKIP_MAX < wanted;
+                wanted = parent;
+                if restart {
+                    break;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The tree fields of `seq`, which the caller got from the index itself.
