@@ -5,6 +5,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Identity and change times of the log file, used to notice a file replaced or rewritten
 /// behind the index's back.
@@ -63,7 +64,9 @@ pub fn read_exact_at(
 /// may not take treelog's lock) are never overwritten.
 pub struct FileStorage {
     path: PathBuf,
-    file: Option<File>,
+    /// Unset while no file exists; set by the first append, or by the first read after
+    /// another process created the file.
+    file: OnceLock<File>,
     /// Whether the file was created by this handle and its directory entry still needs an fsync.
     created_unsynced: bool,
 }
@@ -83,22 +86,39 @@ impl FileStorage {
         };
         Ok(FileStorage {
             path: path.to_path_buf(),
-            file,
+            file: file.map_or_else(OnceLock::new, OnceLock::from),
             created_unsynced: false,
         })
     }
 
     fn file_for_append(&mut self) -> io::Result<&mut File> {
-        if self.file.is_none() {
+        if self.existing_file()?.is_none() {
             let file = OpenOptions::new()
                 .read(true)
                 .append(true)
                 .create(true)
                 .open(&self.path)?;
-            self.file = Some(file);
+            let _ = self.file.set(file);
             self.created_unsynced = true;
         }
-        Ok(self.file.as_mut().expect("the file was opened just above"))
+        Ok(self.file.get_mut().expect("the file was opened just above"))
+    }
+
+    /// The file, opened now if another process created it since this handle looked.
+    fn existing_file(&self) -> io::Result<Option<&File>> {
+        if let Some(file) = self.file.get() {
+            return Ok(Some(file));
+        }
+        let file = match OpenOptions::new().read(true).append(true).open(&self.path) {
+            Ok(file) => file,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
+                File::open(&self.path)?
+            }
+            Err(error) => return Err(error),
+        };
+        let _ = self.file.set(file);
+        Ok(self.file.get())
     }
 }
 
@@ -108,7 +128,7 @@ impl LogStorage for FileStorage {
     }
 
     fn identity(&self) -> io::Result<FileIdentity> {
-        let Some(file) = &self.file else {
+        let Some(file) = self.existing_file()? else {
             return Ok(FileIdentity::default());
         };
         let meta = file.metadata()?;
@@ -128,7 +148,7 @@ impl LogStorage for FileStorage {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        match &self.file {
+        match self.existing_file()? {
             Some(file) => file.read_at(buf, offset),
             None => Ok(0),
         }
@@ -139,7 +159,7 @@ impl LogStorage for FileStorage {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        if let Some(file) = &self.file {
+        if let Some(file) = self.file.get() {
             file.sync_data()?;
         }
         if self.created_unsynced {
@@ -154,7 +174,7 @@ impl LogStorage for FileStorage {
     }
 
     fn unlock(&mut self) -> io::Result<()> {
-        match &self.file {
+        match self.file.get() {
             Some(file) => file.unlock(),
             None => Ok(()),
         }
