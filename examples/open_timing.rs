@@ -23,4 +23,11 @@ fn main() {
         session.index_state(),
         context.messages.len()
     );
+    let sidecar = std::fs::metadata(treelog::sidecar_path(&path)).map_or(0, |meta| meta.len());
+    let log = std::fs::metadata(&path).map_or(0, |meta| meta.len());
+    println!(
+        "log {log} bytes, sidecar {sidecar} bytes ({:.1}%), index tables hold {} bytes",
+        100.0 * sidecar as f64 / log.max(1) as f64,
+        session.index_stored_bytes().unwrap_or(0)
+    );
 }

@@ -261,7 +261,16 @@ impl Store {
             guarded(&temp_path, || self.reset())?;
             self.catch_up(storage)?;
             self.build_mode = false;
-            self.flush(storage)
+            self.flush(storage)?;
+            // Pages of the non-durable commits could not be freed until the durable one:
+            // compacting gives them back (the sidecar shrinks about threefold).
+            self.tables = None;
+            let db = self.db.as_mut().expect("the database was opened above");
+            guarded(&temp_path, || {
+                db.compact()
+                    .map(drop)
+                    .map_err(|e| index_error(&temp_path, e))
+            })
         })();
         self.build_mode = false;
         self.db = None;
