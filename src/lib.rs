@@ -26,6 +26,7 @@ mod scan;
 mod session;
 pub mod storage;
 mod tree;
+pub mod verify;
 
 pub use context::Context;
 pub use error::{Error, Result};

@@ -30,7 +30,6 @@ Errors are printed to stderr as `treelog: FILE:LINE: what is wrong`.";
 
 /// Why a command stopped.
 #[derive(Debug)]
-#[allow(dead_code)] // TEMP: Usage, ProblemsFound and SomeFailed serve the commands to come.
 pub enum CliError {
     /// A library call failed; its message names the file.
     Library(treelog::Error),

@@ -3,14 +3,17 @@
 
 mod commands;
 mod exit;
+mod files;
 mod out;
 mod preview;
+mod progress;
+mod synth;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{append, context, info, path, tree};
+use crate::commands::{append, bench, context, generate, info, path, reindex, tree, verify};
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
 
@@ -28,11 +31,17 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Bench(bench::Args),
+    #[command(hide = true)]
+    BenchProbe(bench::ProbeArgs),
     Context(context::Args),
     Path(path::Args),
     Tree(tree::Args),
     Info(info::Args),
     Append(append::Args),
+    Gen(generate::Args),
+    Reindex(reindex::Args),
+    Verify(verify::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,10 +56,15 @@ fn main() -> ExitCode {
 
 fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
     match command {
+        Command::Bench(args) => bench::run(args, out),
+        Command::BenchProbe(args) => bench::run_probe(args, out),
         Command::Context(args) => context::run(args, out),
         Command::Path(args) => path::run(args, out),
         Command::Tree(args) => tree::run(args, out),
         Command::Info(args) => info::run(args, out),
         Command::Append(args) => append::run(args, out),
+        Command::Gen(args) => generate::run(args, out),
+        Command::Reindex(args) => reindex::run(args, out),
+        Command::Verify(args) => verify::run(args, out),
     }
 }

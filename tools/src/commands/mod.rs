@@ -2,10 +2,14 @@
 //! helpers shared by several commands live here.
 
 pub mod append;
+pub mod bench;
 pub mod context;
+pub mod generate;
 pub mod info;
 pub mod path;
+pub mod reindex;
 pub mod tree;
+pub mod verify;
 
 use std::path::Path;
 

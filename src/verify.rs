@@ -1,0 +1,719 @@
+//! Checking a log and its index: what `treelog verify` reports.
+//!
+//! Two independent checks. The first is a raw scan of the log, line by line, that does not
+//! use the index at all: header, torn tail, unreadable or opaque lines, duplicate ids,
+//! dangling parents, self-parents and parent cycles (as pi would resolve them), compactions
+//! whose first kept entry is not on their path. The second opens the session through its
+//! index and compares every answer the index gives (entries, opaque records, leaf, path,
+//! labels, tree) with a fresh in-memory replay of the log.
+//!
+//! Architecture invariant: nothing here writes the log. Opening through the index may update
+//! or rebuild the sidecar, as every open does.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+use crate::format::line::{EntryKind, Line, OpaqueReason, ParentRef, classify};
+use crate::index::{IndexState, Verify};
+use crate::limits::LINE_LEN_MAX;
+use crate::session::{Session, SessionOptions};
+
+/// Problems kept per log; past this one more problem says how many were left out.
+pub const PROBLEMS_MAX: usize = 10_000;
+
+/// Read buffer of the raw scan.
+const READ_BUFFER_LEN: usize = 1024 * 1024;
+
+/// What kind of problem a [`Problem`] is; [`ProblemKind::as_str`] is its stable JSON name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The header is missing, unreadable, or not first.
+    Header,
+    /// The session is in an older format version (v1 or v2), which pi migrates on load.
+    LegacyVersion,
+    /// Bytes after the last newline: an unfinished or torn write.
+    TornTail,
+    /// A line that is not valid JSON (or too long to parse).
+    Unparseable,
+    /// A line that is kept verbatim but is not an entry (unknown type, no id, ...).
+    Opaque,
+    /// A line that is not valid UTF-8.
+    Encoding,
+    /// An id used by an earlier line too.
+    DuplicateId,
+    /// A `parentId` that names no earlier line.
+    DanglingParent,
+    /// An entry that is its own parent.
+    SelfParent,
+    /// Entries whose `parentId`s form a loop (pi loops forever on them).
+    Cycle,
+    /// A compaction whose `firstKeptEntryId` is not on its path.
+    CompactionFirstKept,
+    /// An answer given through the index differs from a replay of the log.
+    Index,
+    /// More problems were found than are reported.
+    Truncated,
+}
+
+impl ProblemKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProblemKind::Header => "header",
+            ProblemKind::LegacyVersion => "legacyVersion",
+            ProblemKind::TornTail => "tornTail",
+            ProblemKind::Unparseable => "unparseable",
+            ProblemKind::Opaque => "opaque",
+            ProblemKind::Encoding => "encoding",
+            ProblemKind::DuplicateId => "duplicateId",
+            ProblemKind::DanglingParent => "danglingParent",
+            ProblemKind::SelfParent => "selfParent",
+            ProblemKind::Cycle => "cycle",
+            ProblemKind::CompactionFirstKept => "compactionFirstKept",
+            ProblemKind::Index => "index",
+            ProblemKind::Truncated => "truncated",
+        }
+    }
+}
+
+/// One problem, located by 1-based line number and byte offset where it has a place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub line: Option<u64>,
+    pub offset_bytes: Option<u64>,
+    pub message: String,
+}
+
+/// The outcome of verifying one log.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub problems: Vec<Problem>,
+    /// What opening the index found (before it was compared with the replay).
+    pub index_state: IndexState,
+    /// Complete lines in the log (blank ones included).
+    pub line_count: u64,
+    pub entry_count: u64,
+    pub log_len_bytes: u64,
+}
+
+impl Report {
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Verifies the log at `path`: a raw scan, then the index against a replay. With `full`,
+/// the index is opened with [`Verify::Full`] (every hash block of the log is re-read).
+pub fn verify_log(path: &Path, full: bool) -> Result<Report> {
+    let mut problems = Problems::default();
+    let scan = scan_raw(path, &mut problems)?;
+    let replay = Session::open(
+        path,
+        SessionOptions {
+            use_index: false,
+            ..SessionOptions::default()
+        },
+    )?;
+    check_compactions(&replay, &scan, &mut problems)?;
+    let indexed = Session::open(
+        path,
+        SessionOptions {
+            verify: if full { Verify::Full } else { Verify::Quick },
+            ..SessionOptions::default()
+        },
+    )?;
+    compare_index(&indexed, &replay, &scan, &mut problems)?;
+    let index_state = indexed.index_state().clone();
+    Ok(Report {
+        problems: problems.finish(),
+        index_state,
+        line_count: scan.line_starts.len() as u64,
+        entry_count: scan.entry_count,
+        log_len_bytes: scan.log_len_bytes,
+    })
+}
+
+/// Problems collected so far, bounded by [`PROBLEMS_MAX`].
+#[derive(Default)]
+struct Problems {
+    list: Vec<Problem>,
+    left_out: u64,
+}
+
+impl Problems {
+    fn push(&mut self, kind: ProblemKind, line: Option<u64>, offset: Option<u64>, message: String) {
+        if self.list.len() < PROBLEMS_MAX {
+            self.list.push(Problem {
+                kind,
+                line,
+                offset_bytes: offset,
+                message,
+            });
+        } else {
+            self.left_out += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<Problem> {
+        self.list.sort_by_key(|problem| {
+            (
+                problem.line.unwrap_or(u64::MAX),
+                problem.offset_bytes.unwrap_or(u64::MAX),
+            )
+        });
+        if self.left_out > 0 {
+            self.list.push(Problem {
+                kind: ProblemKind::Truncated,
+                line: None,
+                offset_bytes: None,
+                message: format!("{} more problems not shown", self.left_out),
+            });
+        }
+        self.list
+    }
+}
+
+/// Where a record with an id was first seen.
+struct Seen {
+    line: u64,
+    offset_bytes: u64,
+}
+
+/// A compaction line found by the scan.
+struct CompactionLine {
+    id: String,
+    first_kept: Option<String>,
+    line: u64,
+    offset_bytes: u64,
+}
+
+/// What the raw scan learned that later checks need.
+struct ScanResult {
+    /// Byte offset of each complete line, in order (line N starts at `line_starts[N - 1]`).
+    line_starts: Vec<u64>,
+    compactions: Vec<CompactionLine>,
+    entry_count: u64,
+    log_len_bytes: u64,
+}
+
+impl ScanResult {
+    /// The 1-based line number of the line starting at or containing `offset`.
+    fn line_of(&self, offset: u64) -> u64 {
+        match self.line_starts.binary_search(&offset) {
+            Ok(index) => index as u64 + 1,
+            Err(index) => index as u64,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct CompactionFields<'a> {
+    #[serde(rename = "firstKeptEntryId", borrow, default)]
+    first_kept_entry_id: Option<Cow<'a, str>>,
+}
+
+/// Reads the log line by line, independently of the index, and reports what is wrong with
+/// the lines themselves.
+fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open", e))?;
+    let log_len_bytes = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat", e))?
+        .len();
+    let mut reader = BufReader::with_capacity(READ_BUFFER_LEN, file);
+    let mut result = ScanResult {
+        line_starts: Vec::new(),
+        compactions: Vec::new(),
+        entry_count: 0,
+        log_len_bytes,
+    };
+    // Every id seen (entries and opaque records), first occurrence wins for "earlier" checks.
+    let mut first_seen: HashMap<Box<str>, Seen> = HashMap::new();
+    // pi's view: the last occurrence of each id and its raw parent.
+    let mut last_parent: HashMap<Box<str>, Option<Box<str>>> = HashMap::new();
+    let mut dangling: Vec<(String, String, u64, u64)> = Vec::new();
+    let mut header_seen = false;
+    let mut header_recovered = false;
+    let mut header_version = 3;
+    let mut offset = 0u64;
+    let mut line_number = 0u64;
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        let read = (&mut reader)
+            .take(LINE_LEN_MAX as u64 + 2)
+            .read_until(b'\n', &mut bytes)
+            .map_err(|e| Error::io(path, "read", e))?;
+        if read == 0 {
+            break;
+        }
+        if bytes.last() != Some(&b'\n') {
+            if bytes.len() > LINE_LEN_MAX {
+                // A line longer than the limit: skip to its end without keeping it.
+                let (skipped, ended) = skip_line(&mut reader, path)?;
+                let len = bytes.len() as u64 + skipped;
+                if ended {
+                    line_number += 1;
+                    result.line_starts.push(offset);
+                    problems.push(
+                        ProblemKind::Unparseable,
+                        Some(line_number),
+                        Some(offset),
+                        format!("line of {len} bytes is longer than the {LINE_LEN_MAX}-byte limit and is kept unparsed"),
+                    );
+                    if !header_seen && !header_recovered {
+                        header_recovered = true;
+                        report_header(
+                            problems,
+                            line_number,
+                            offset,
+                            "the first line is too long to be a header",
+                        );
+                    }
+                    offset += len + 1;
+                    continue;
+                }
+                torn_tail(problems, line_number + 1, offset, len, None);
+                break;
+            }
+            torn_tail(
+                problems,
+                line_number + 1,
+                offset,
+                bytes.len() as u64,
+                Some(&bytes),
+            );
+            break;
+        }
+        line_number += 1;
+        result.line_starts.push(offset);
+        let line_offset = offset;
+        offset += bytes.len() as u64;
+        bytes.pop();
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => {
+                problems.push(
+                    ProblemKind::Encoding,
+                    Some(line_number),
+                    Some(line_offset),
+                    "not valid UTF-8 (read with U+FFFD replacements, as pi reads it)".into(),
+                );
+                String::from_utf8_lossy(&bytes)
+            }
+        };
+        let first_line = !header_seen && !header_recovered;
+        let legacy_v1 = header_version < 2 && !header_recovered && !first_line;
+        let line = classify(&text, legacy_v1, first_line);
+        let (id, parent) = match &line {
+            Line::Blank => continue,
+            Line::Header(header) => {
+                header_seen = true;
+                header_version = header.version;
+                if header.version < 3 {
+                    problems.push(
+                        ProblemKind::LegacyVersion,
+                        Some(line_number),
+                        Some(line_offset),
+                        format!(
+                            "session version {} (pi migrates it on every load; `treelog repair` rewrites it as version 3)",
+                            header.version
+                        ),
+                    );
+                }
+                continue;
+            }
+            Line::Entry(entry) => {
+                result.entry_count += 1;
+                if first_line {
+                    header_recovered = true;
+                    report_header(
+                        problems,
+                        line_number,
+                        line_offset,
+                        &format!("missing header: the first line is a {} entry", entry.kind),
+                    );
+                }
+                if entry.kind == EntryKind::Compaction
+                    && let Some(id) = &entry.id
+                {
+                    let first_kept = serde_json::from_str::<CompactionFields<'_>>(&text)
+                        .ok()
+                        .and_then(|fields| fields.first_kept_entry_id.map(Cow::into_owned));
+                    result.compactions.push(CompactionLine {
+                        id: id.to_string(),
+                        first_kept,
+                        line: line_number,
+                        offset_bytes: line_offset,
+                    });
+                }
+                (entry.id.clone(), entry.parent.clone())
+            }
+            Line::Opaque(opaque) => {
+                if first_line {
+                    header_recovered = true;
+                    let what = match &opaque.reason {
+                        OpaqueReason::InvalidJson(_) => {
+                            "corrupt header: the first line is not valid JSON".to_string()
+                        }
+                        OpaqueReason::ExtraHeader => {
+                            "corrupt header: a session record without a string id".to_string()
+                        }
+                        other => format!("missing header: the first line is {other}"),
+                    };
+                    report_header(problems, line_number, line_offset, &what);
+                } else {
+                    let kind = match opaque.reason {
+                        OpaqueReason::InvalidJson(_) | OpaqueReason::TooLong => {
+                            ProblemKind::Unparseable
+                        }
+                        _ => ProblemKind::Opaque,
+                    };
+                    let what = match &opaque.reason {
+                        OpaqueReason::ExtraHeader => {
+                            "a second session header (kept verbatim, ignored)".to_string()
+                        }
+                        reason => format!("{reason}: kept verbatim, not an entry"),
+                    };
+                    problems.push(kind, Some(line_number), Some(line_offset), what);
+                }
+                (opaque.id.clone(), opaque.parent.clone())
+            }
+        };
+        let Some(id) = id else { continue };
+        let parent = match parent {
+            ParentRef::Id(parent) => Some(parent),
+            ParentRef::Absent | ParentRef::Root => None,
+        };
+        if let Some(parent) = &parent {
+            if parent.as_ref() == id.as_ref() {
+                problems.push(
+                    ProblemKind::SelfParent,
+                    Some(line_number),
+                    Some(line_offset),
+                    format!("entry {id:?} is its own parent (pi loops forever on it)"),
+                );
+            } else if !first_seen.contains_key(parent.as_ref()) {
+                dangling.push((id.to_string(), parent.to_string(), line_number, line_offset));
+            }
+        }
+        match first_seen.get(id.as_ref()) {
+            Some(earlier) => problems.push(
+                ProblemKind::DuplicateId,
+                Some(line_number),
+                Some(line_offset),
+                format!(
+                    "id {id:?} is already used by line {} (byte {}); pi keeps the last one",
+                    earlier.line, earlier.offset_bytes
+                ),
+            ),
+            None => {
+                first_seen.insert(
+                    id.as_ref().into(),
+                    Seen {
+                        line: line_number,
+                        offset_bytes: line_offset,
+                    },
+                );
+            }
+        }
+        last_parent.insert(id.as_ref().into(), parent.map(|p| p.as_ref().into()));
+    }
+    if !header_seen && !header_recovered {
+        report_header(problems, 1, 0, "empty log: no header");
+    }
+    for (id, parent, line, offset) in dangling {
+        let later = first_seen
+            .get(parent.as_str())
+            .map(|seen| format!("; it appears only later, at line {}", seen.line))
+            .unwrap_or_default();
+        problems.push(
+            ProblemKind::DanglingParent,
+            Some(line),
+            Some(offset),
+            format!("entry {id:?} names parent {parent:?}, which is no earlier line{later}; it is read as a root"),
+        );
+    }
+    report_cycles(&first_seen, &last_parent, problems);
+    Ok(result)
+}
+
+fn report_header(problems: &mut Problems, line: u64, offset: u64, what: &str) {
+    problems.push(
+        ProblemKind::Header,
+        Some(line),
+        Some(offset),
+        format!("{what} (a header is made up in memory; `treelog repair` writes one)"),
+    );
+}
+
+fn torn_tail(problems: &mut Problems, line: u64, offset: u64, len: u64, bytes: Option<&[u8]>) {
+    let parses =
+        bytes.is_some_and(|bytes| serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok());
+    let what = if parses {
+        "complete JSON without its newline"
+    } else {
+        "a cut-off line"
+    };
+    problems.push(
+        ProblemKind::TornTail,
+        Some(line),
+        Some(offset),
+        format!("torn tail: {len} bytes after the last newline ({what}); it is not read until a newline ends it"),
+    );
+}
+
+/// Reads to the end of an overlong line; returns the bytes read and whether a `\n` ended it.
+fn skip_line(reader: &mut impl BufRead, path: &Path) -> Result<(u64, bool)> {
+    let mut skipped = 0u64;
+    loop {
+        let buffer = reader.fill_buf().map_err(|e| Error::io(path, "read", e))?;
+        if buffer.is_empty() {
+            return Ok((skipped, false));
+        }
+        if let Some(found) = memchr::memchr(b'\n', buffer) {
+            skipped += found as u64;
+            reader.consume(found + 1);
+            return Ok((skipped, true));
+        }
+        let len = buffer.len();
+        skipped += len as u64;
+        reader.consume(len);
+    }
+}
+
+/// Loops of raw parent links in pi's view (the last line of each id wins), each reported
+/// once at the first line of its lowest-numbered member. Self-parents are reported apart.
+fn report_cycles(
+    first_seen: &HashMap<Box<str>, Seen>,
+    last_parent: &HashMap<Box<str>, Option<Box<str>>>,
+    problems: &mut Problems,
+) {
+    // 0: not visited, 1: on the current walk, 2: done.
+    let mut state: HashMap<&str, u8> = HashMap::with_capacity(last_parent.len());
+    for start in last_parent.keys() {
+        if state.get(start.as_ref()).copied().unwrap_or(0) != 0 {
+            continue;
+        }
+        let mut walk: Vec<&str> = Vec::new();
+        let mut at: Option<&str> = Some(start.as_ref());
+        while let Some(id) = at {
+            match state.get(id).copied().unwrap_or(0) {
+                0 => {
+                    state.insert(id, 1);
+                    walk.push(id);
+                    at = last_parent.get(id).and_then(|parent| parent.as_deref());
+                }
+                1 => {
+                    // A loop: the part of the walk from `id` on.
+                    let from = walk.iter().position(|member| *member == id).unwrap_or(0);
+                    let members = &walk[from..];
+                    if members.len() > 1 {
+                        let first = members
+                            .iter()
+                            .filter_map(|member| first_seen.get(*member))
+                            .min_by_key(|seen| seen.line);
+                        let mut chain: Vec<&str> = members.to_vec();
+                        chain.push(id);
+                        problems.push(
+                            ProblemKind::Cycle,
+                            first.map(|seen| seen.line),
+                            first.map(|seen| seen.offset_bytes),
+                            format!(
+                                "parent cycle {} (pi loops forever on it)",
+                                chain.join(" → ")
+                            ),
+                        );
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+        for id in walk {
+            state.insert(id, 2);
+        }
+    }
+}
+
+/// Each compaction's first kept entry must be an earlier entry on its path, or the context
+/// keeps nothing before the compaction.
+fn check_compactions(replay: &Session, scan: &ScanResult, problems: &mut Problems) -> Result<()> {
+    for compaction in &scan.compactions {
+        let (line, offset) = (Some(compaction.line), Some(compaction.offset_bytes));
+        let Some(first_kept) = &compaction.first_kept else {
+            problems.push(
+                ProblemKind::CompactionFirstKept,
+                line,
+                offset,
+                format!(
+                    "compaction {:?} has no string firstKeptEntryId",
+                    compaction.id
+                ),
+            );
+            continue;
+        };
+        if replay.entry(first_kept)?.is_none() {
+            problems.push(
+                ProblemKind::CompactionFirstKept,
+                line,
+                offset,
+                format!(
+                    "compaction {:?}: firstKeptEntryId {first_kept:?} names no entry",
+                    compaction.id
+                ),
+            );
+            continue;
+        }
+        if replay.entry(&compaction.id)?.is_none() {
+            continue;
+        }
+        if first_kept == &compaction.id || !replay.is_ancestor(first_kept, &compaction.id)? {
+            problems.push(
+                ProblemKind::CompactionFirstKept,
+                line,
+                offset,
+                format!(
+                    "compaction {:?}: firstKeptEntryId {first_kept:?} is not an earlier entry on its path (the context keeps nothing before the compaction)",
+                    compaction.id
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Compares what the index answers with what a replay of the log answers.
+fn compare_index(
+    indexed: &Session,
+    replay: &Session,
+    scan: &ScanResult,
+    problems: &mut Problems,
+) -> Result<()> {
+    let mut report = |offset: Option<u64>, message: String| {
+        problems.push(
+            ProblemKind::Index,
+            offset.map(|offset| scan.line_of(offset)),
+            offset,
+            format!("index: {message}"),
+        );
+    };
+    // Entries, field by field, in file order.
+    let mut left = indexed.entries()?;
+    let mut right = replay.entries()?;
+    loop {
+        match (left.next().transpose()?, right.next().transpose()?) {
+            (None, None) => break,
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) => {
+                report(
+                    Some(b.offset_bytes),
+                    format!(
+                        "entry {:?} (parent {:?}, depth {}) differs from the replay's {:?} (parent {:?}, depth {})",
+                        a.id, a.tree_parent_id, a.depth, b.id, b.tree_parent_id, b.depth
+                    ),
+                );
+                break;
+            }
+            (Some(a), None) => {
+                report(
+                    Some(a.offset_bytes),
+                    format!("has entry {:?} beyond the replay's last", a.id),
+                );
+                break;
+            }
+            (None, Some(b)) => {
+                report(Some(b.offset_bytes), format!("lacks entry {:?}", b.id));
+                break;
+            }
+        }
+    }
+    let (a, b) = (indexed.opaque_records()?, replay.opaque_records()?);
+    if a != b {
+        let first = a
+            .iter()
+            .zip(&b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        let offset = b
+            .get(first)
+            .or(a.get(first))
+            .map(|record| record.offset_bytes);
+        report(
+            offset,
+            format!(
+                "{} opaque records, the replay has {}; first difference at record {}",
+                a.len(),
+                b.len(),
+                first + 1
+            ),
+        );
+    }
+    let (a, b) = (indexed.leaf_id()?, replay.leaf_id()?);
+    if a != b {
+        report(None, format!("leaf {a:?}, the replay's is {b:?}"));
+    }
+    let (a, b) = (indexed.path_ids(None)?, replay.path_ids(None)?);
+    if a != b {
+        let first = a
+            .iter()
+            .zip(&b)
+            .position(|(x, y)| x != y)
+            .unwrap_or(a.len().min(b.len()));
+        report(
+            None,
+            format!(
+                "path of {} entries differs from the replay's ({} entries) at position {}",
+                a.len(),
+                b.len(),
+                first + 1
+            ),
+        );
+    }
+    let (a, b) = (indexed.labels()?, replay.labels()?);
+    if a != b {
+        report(
+            None,
+            format!(
+                "{} labels, the replay has {} (or they differ)",
+                a.len(),
+                b.len()
+            ),
+        );
+    }
+    let (a, b) = (indexed.session_name()?, replay.session_name()?);
+    if a != b {
+        report(None, format!("session name {a:?}, the replay's is {b:?}"));
+    }
+    let mut left = indexed.tree()?;
+    let mut right = replay.tree()?;
+    let mut position = 0u64;
+    loop {
+        position += 1;
+        match (left.next().transpose()?, right.next().transpose()?) {
+            (None, None) => break,
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => {
+                let id = |node: &Option<crate::session::TreeNode>| {
+                    node.as_ref().map(|node| node.id.clone())
+                };
+                report(
+                    None,
+                    format!(
+                        "tree node {position} is {:?}, the replay's is {:?}",
+                        id(&a),
+                        id(&b)
+                    ),
+                );
+                break;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! `treelog gen`: writes a realistic synthetic transcript.
+
+use std::path::PathBuf;
+
+use crate::exit::CliError;
+use crate::out::Out;
+use crate::progress;
+use crate::synth::{self, GenOptions, Writer};
+
+/// Write a synthetic transcript shaped like pi's, deterministic for a seed.
+///
+/// Starts with a model change, a thinking-level change and a session name, then user /
+/// assistant (thinking, text, tool calls, usage) / tool-result turns, with occasional model
+/// and thinking changes, labels, custom entries and renames, a compaction every K entries and
+/// branches (some with a branch summary). The file must not exist. Prints a one-line summary.
+///
+/// Lines are encoded by the library exactly as `Session::append` encodes them and written in
+/// bulk, then the file is indexed by one open (a million entries take seconds); with
+/// --via-session each entry goes through `Session::append` instead (Durability::None, about
+/// ten times slower: every append locks, stats and reads the log back).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The new session log (.jsonl) to write.
+    pub file: PathBuf,
+    /// How many entries to write.
+    #[arg(long, value_name = "N")]
+    pub entries: u64,
+    /// Seed of every choice and message timestamp.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// Chance per entry of branching back to an earlier entry on the path (0 to 1).
+    #[arg(long, value_name = "R", default_value_t = 0.01)]
+    pub branch_rate: f64,
+    /// A compaction every K entries (0: none).
+    #[arg(long, value_name = "K", default_value_t = 5000)]
+    pub compact_every: u64,
+    /// Average payload bytes per message entry.
+    #[arg(long, value_name = "B", default_value_t = 1024)]
+    pub payload_bytes: usize,
+    /// The cwd written in the header.
+    #[arg(long, default_value = "/home/dev/project")]
+    pub cwd: String,
+    /// Append each entry with the session API instead of writing lines in bulk.
+    #[arg(long)]
+    pub via_session: bool,
+}
+
+pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if !(0.0..=1.0).contains(&args.branch_rate) {
+        return Err(CliError::Usage(format!(
+            "--branch-rate must be between 0 and 1, not {}",
+            args.branch_rate
+        )));
+    }
+    let options = GenOptions {
+        entries: args.entries,
+        seed: args.seed,
+        branch_rate: args.branch_rate,
+        compact_every: args.compact_every,
+        payload_bytes: args.payload_bytes,
+        cwd: args.cwd,
+        writer: if args.via_session {
+            Writer::Session
+        } else {
+            Writer::Bulk
+        },
+    };
+    let bar = progress::items(args.entries, "entries");
+    let summary = synth::generate(&args.file, &options, |done| bar.set_position(done))?;
+    bar.finish_and_clear();
+    let seconds = summary.elapsed.as_secs_f64().max(1e-9);
+    out.line(&format!(
+        "wrote {} entries ({}) to {} in {:.2} s{} ({:.0} entries/s, {}/s): {} messages, {} branches, {} compactions, {} labels; seed {}",
+        summary.entries,
+        progress::human_bytes(summary.log_bytes),
+        args.file.display(),
+        seconds,
+        if summary.index_elapsed.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", of which {:.2} s indexing",
+                summary.index_elapsed.as_secs_f64()
+            )
+        },
+        summary.entries as f64 / seconds,
+        progress::human_bytes((summary.log_bytes as f64 / seconds) as u64),
+        summary.messages,
+        summary.branches,
+        summary.compactions,
+        summary.labels,
+        args.seed,
+    ))
+}

@@ -1,0 +1,250 @@
+//! `treelog reindex`: checks and brings up to date (or rebuilds) the index of many logs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use serde_json::json;
+use treelog::{IndexState, SessionOptions};
+
+use crate::exit::{CliError, print_error};
+use crate::files::collect_logs;
+use crate::out::Out;
+use crate::progress;
+
+/// Bring the indexes of logs up to date, in parallel.
+///
+/// Opens each log (files as given, directories searched recursively for *.jsonl), which
+/// checks its sidecar index and catches it up or rebuilds it as needed; --force rebuilds
+/// every index. Several files are done at once (one per core). A progress bar is shown on a
+/// terminal. Ends with a summary: how many indexes were fresh, caught up, rebuilt (and why)
+/// or failed. Exit 2 if any file failed.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Log files, or directories to search for *.jsonl.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Rebuild every index from its log even if it looks valid.
+    #[arg(long)]
+    pub force: bool,
+    /// One JSON line per file {"path","state","reason","bytes","entries"}, then a summary line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What happened to one file.
+struct FileResult {
+    path: PathBuf,
+    bytes: u64,
+    outcome: Result<(IndexState, u64), CliError>,
+}
+
+#[derive(Default)]
+struct Tally {
+    fresh: u64,
+    caught_up: u64,
+    rebuilt: u64,
+    unindexed: u64,
+    failed: u64,
+    bytes: u64,
+    reasons: BTreeMap<String, u64>,
+}
+
+pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    let started = Instant::now();
+    let (logs, errors) = collect_logs(&args.paths);
+    let mut tally = Tally::default();
+    for error in &errors {
+        tally.failed += 1;
+        report_failure(error, None, args.json, out)?;
+    }
+    let total_bytes = logs.iter().map(|(_, bytes)| bytes).sum();
+    let bar = progress::bytes(total_bytes);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |count| count.get())
+        .min(logs.len())
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = mpsc::channel::<FileResult>();
+    let force = args.force;
+    let outcome = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let sender = sender.clone();
+            let (next, logs) = (&next, &logs);
+            scope.spawn(move || {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((path, bytes)) = logs.get(index) else {
+                        break;
+                    };
+                    let outcome = reindex_one(path, force);
+                    let result = FileResult {
+                        path: path.clone(),
+                        bytes: *bytes,
+                        outcome,
+                    };
+                    if sender.send(result).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut done = 0;
+        for result in receiver {
+            done += 1;
+            bar.inc(result.bytes);
+            bar.set_message(format!("{done}/{} files", logs.len()));
+            tally.bytes += result.bytes;
+            let printed = bar.suspend(|| print_result(&result, &mut tally, args.json, out));
+            if let Err(error) = printed {
+                // Stop handing out work; the workers finish their current file.
+                next.store(logs.len(), Ordering::Relaxed);
+                return Err(error);
+            }
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    outcome?;
+    print_summary(&tally, started.elapsed().as_secs_f64(), args.json, out)?;
+    if tally.failed > 0 {
+        return Err(CliError::SomeFailed {
+            count: tally.failed,
+        });
+    }
+    Ok(())
+}
+
+fn reindex_one(path: &std::path::Path, force: bool) -> Result<(IndexState, u64), CliError> {
+    let options = SessionOptions {
+        rebuild_index: force,
+        ..SessionOptions::default()
+    };
+    let mut session = super::open_existing(path, options)?;
+    let entries = session.stats()?.entry_count;
+    let state = session.index_state().clone();
+    // Closing writes the index entries still pending.
+    session.close()?;
+    Ok((state, entries))
+}
+
+fn print_result(
+    result: &FileResult,
+    tally: &mut Tally,
+    json: bool,
+    out: &mut Out,
+) -> Result<(), CliError> {
+    let (state, entries) = match &result.outcome {
+        Ok(found) => found,
+        Err(error) => {
+            tally.failed += 1;
+            return report_failure(error, Some(result), json, out);
+        }
+    };
+    let (name, reason) = match state {
+        IndexState::Fresh => {
+            tally.fresh += 1;
+            ("fresh", None)
+        }
+        IndexState::CaughtUp { .. } => {
+            tally.caught_up += 1;
+            ("caughtUp", None)
+        }
+        IndexState::Rebuilt { reason } => {
+            tally.rebuilt += 1;
+            *tally.reasons.entry(reason.clone()).or_default() += 1;
+            ("rebuilt", Some(reason.as_str()))
+        }
+        IndexState::Unindexed { reason } => {
+            tally.unindexed += 1;
+            ("unindexed", Some(reason.as_str()))
+        }
+    };
+    if json {
+        let line = json!({
+            "path": result.path.display().to_string(),
+            "state": name,
+            "reason": reason,
+            "bytes": result.bytes,
+            "entries": entries,
+        });
+        out.line(&line.to_string())
+    } else {
+        let detail = reason.map_or(String::new(), |reason| format!(" ({reason})"));
+        out.line(&format!(
+            "{}: {name}{detail}, {entries} entries, {}",
+            result.path.display(),
+            progress::human_bytes(result.bytes)
+        ))
+    }
+}
+
+/// A file that could not be indexed: on stderr in text mode, as a JSON line with --json.
+fn report_failure(
+    error: &CliError,
+    result: Option<&FileResult>,
+    json: bool,
+    out: &mut Out,
+) -> Result<(), CliError> {
+    if !json {
+        print_error(error);
+        return Ok(());
+    }
+    let path = match (result, error) {
+        (Some(result), _) => result.path.display().to_string(),
+        (None, CliError::Io { path, .. }) => path.display().to_string(),
+        (None, _) => String::new(),
+    };
+    let line = json!({
+        "path": path,
+        "state": "failed",
+        "reason": error.to_string(),
+        "bytes": result.map(|result| result.bytes),
+        "entries": null,
+    });
+    out.line(&line.to_string())
+}
+
+fn print_summary(tally: &Tally, seconds: f64, json: bool, out: &mut Out) -> Result<(), CliError> {
+    let files = tally.fresh + tally.caught_up + tally.rebuilt + tally.unindexed + tally.failed;
+    if json {
+        let line = json!({"summary": {
+            "files": files,
+            "fresh": tally.fresh,
+            "caughtUp": tally.caught_up,
+            "rebuilt": tally.rebuilt,
+            "rebuiltReasons": tally.reasons,
+            "unindexed": tally.unindexed,
+            "failed": tally.failed,
+            "bytes": tally.bytes,
+            "seconds": seconds,
+        }});
+        return out.line(&line.to_string());
+    }
+    let reasons: Vec<String> = tally
+        .reasons
+        .iter()
+        .map(|(reason, count)| format!("{count} {reason}"))
+        .collect();
+    let rebuilt = if reasons.is_empty() {
+        format!("{} rebuilt", tally.rebuilt)
+    } else {
+        format!("{} rebuilt ({})", tally.rebuilt, reasons.join("; "))
+    };
+    let unindexed = if tally.unindexed > 0 {
+        format!(", {} unindexed", tally.unindexed)
+    } else {
+        String::new()
+    };
+    out.line(&format!(
+        "{files} file(s), {} in {seconds:.2} s ({}/s): {} fresh, {} caught up, {rebuilt}{unindexed}, {} failed",
+        progress::human_bytes(tally.bytes),
+        progress::human_bytes((tally.bytes as f64 / seconds.max(1e-9)) as u64),
+        tally.fresh,
+        tally.caught_up,
+        tally.failed
+    ))
+}
