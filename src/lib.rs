@@ -22,6 +22,8 @@ mod error;
 pub mod format;
 mod index;
 pub mod limits;
+pub mod listing;
+pub mod repair;
 mod scan;
 mod session;
 pub mod storage;

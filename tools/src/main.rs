@@ -13,7 +13,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{append, bench, context, generate, info, path, reindex, tree, verify};
+use crate::commands::{
+    append, bench, context, export, generate, info, list, path, reindex, repair, tree, verify,
+};
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
 
@@ -42,6 +44,9 @@ enum Command {
     Gen(generate::Args),
     Reindex(reindex::Args),
     Verify(verify::Args),
+    List(list::Args),
+    Export(export::Args),
+    Repair(repair::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,5 +71,8 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Gen(args) => generate::run(args, out),
         Command::Reindex(args) => reindex::run(args, out),
         Command::Verify(args) => verify::run(args, out),
+        Command::List(args) => list::run(args, out),
+        Command::Export(args) => export::run(args, out),
+        Command::Repair(args) => repair::run(args, out),
     }
 }

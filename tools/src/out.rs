@@ -25,6 +25,17 @@ impl Out {
             .map_err(CliError::stdout)
     }
 
+    /// Writes `text` followed by a newline unless it already ends with one.
+    pub fn text_block(&mut self, text: &str) -> Result<(), CliError> {
+        if text.ends_with('\n') {
+            self.inner
+                .write_all(text.as_bytes())
+                .map_err(CliError::stdout)
+        } else {
+            self.line(text)
+        }
+    }
+
     pub fn flush(&mut self) -> Result<(), CliError> {
         self.inner.flush().map_err(CliError::stdout)
     }

@@ -28,7 +28,16 @@ fn sample_copy() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs treelog with `args` and `stdin`, returning its output.
 fn treelog(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_treelog"))
+    treelog_env(args, stdin, &[])
+}
+
+/// Runs treelog with `args`, `stdin` and extra environment variables.
+fn treelog_env(args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_treelog"));
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -402,4 +411,194 @@ fn verify_missing_file_is_exit_2() {
         &treelog(&["verify", arg(&dir.path().join("no.jsonl"))], ""),
         2,
     );
+}
+
+/// `list` finds sessions one directory level down in pi's default directory, newest first,
+/// with pi's header fields, name, message count and first user message; --cwd filters.
+#[test]
+fn list_sessions_in_pi_dir() {
+    let agent = tempfile::tempdir().expect("temp dir");
+    let project = agent.path().join("sessions/--home-dev-project--");
+    let other = agent.path().join("sessions/--other--");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::copy(data("pi-sample-200.jsonl"), project.join("sample.jsonl")).unwrap();
+    let newer = other.join("new.jsonl");
+    let message = "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"fresh start\"}],\"timestamp\":1}\n";
+    assert_exit(
+        &treelog(&["append", arg(&newer), "--sync", "none"], message),
+        0,
+    );
+    let env = [("PI_CODING_AGENT_DIR", agent.path())];
+    let output = treelog_env(&["list", "--json"], "", &env);
+    assert_exit(&output, 0);
+    let sessions = json_lines(&stdout(&output));
+    assert_eq!(sessions.len(), 2);
+    assert_eq!(sessions[0]["path"], arg(&newer));
+    assert_eq!(sessions[0]["firstMessage"], "fresh start");
+    assert_eq!(sessions[0]["messageCount"], 1);
+    let oracle = oracle();
+    let sample = &sessions[1];
+    assert_eq!(sample["id"], oracle["header"]["id"]);
+    assert_eq!(sample["cwd"], oracle["header"]["cwd"]);
+    assert_eq!(sample["created"], oracle["header"]["timestamp"]);
+    assert_eq!(sample["name"], oracle["sessionName"]);
+    assert_eq!(sample["messageCount"], 175);
+    assert_eq!(sample["parentSession"], Value::Null);
+    assert!(
+        sample["firstMessage"]
+            .as_str()
+            .is_some_and(|text| !text.is_empty())
+    );
+    let filtered = treelog_env(&["list", "--json", "--cwd", "/home/dev/project"], "", &env);
+    assert_eq!(json_lines(&stdout(&filtered)).len(), 1);
+    let text = treelog_env(&["list"], "", &env);
+    assert!(stdout(&text).contains("bench session seed=96 (renamed)"));
+}
+
+/// `export --format json` is the oracle's context; Markdown shows the conversation.
+#[test]
+fn export_formats() {
+    let (_dir, path) = sample_copy();
+    let json: Value =
+        serde_json::from_str(&run_ok(&["export", arg(&path), "--format", "json"])).unwrap();
+    assert_eq!(json, oracle()["context"]);
+    let markdown = run_ok(&["export", arg(&path), "--format", "markdown"]);
+    assert!(markdown.starts_with("# bench session seed=96 (renamed)\n"));
+    for needle in [
+        "## User",
+        "## Assistant",
+        "**Tool call**",
+        "```json",
+        "### Tool result",
+        "## Compaction summary",
+    ] {
+        assert!(markdown.contains(needle), "missing {needle}");
+    }
+}
+
+/// A cut-off tail: the dry run changes nothing; --apply cuts it, keeps a backup of the
+/// original, deletes the sidecar, and the log then verifies clean.
+#[test]
+fn repair_cuts_torn_tail() {
+    let (dir, path) = sample_copy();
+    run_ok(&["info", arg(&path)]);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(br#"{"type":"message","id":"cu"#).unwrap();
+    drop(file);
+    let original = std::fs::read(&path).unwrap();
+    let dry = run_ok(&["repair", arg(&path)]);
+    assert!(dry.contains("would fix: cut the torn tail"), "{dry}");
+    assert_eq!(std::fs::read(&path).unwrap(), original);
+    run_ok(&["repair", arg(&path), "--apply"]);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        std::fs::read(data("pi-sample-200.jsonl")).unwrap()
+    );
+    let backups: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("sample.jsonl.bak-")
+        })
+        .collect();
+    assert_eq!(backups.len(), 1);
+    assert_eq!(std::fs::read(backups[0].path()).unwrap(), original);
+    assert!(!dir.path().join("sample.jsonl.treelog").exists());
+    assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
+}
+
+/// A complete last line without its newline is kept and ended, so its entry becomes the leaf.
+#[test]
+fn repair_terminates_complete_tail() {
+    let (_dir, path) = sample_copy();
+    let leaf = oracle()["leafId"].as_str().unwrap().to_string();
+    let line = format!(
+        r#"{{"type":"message","id":"tail0001","parentId":"{leaf}","timestamp":"2025-01-02T00:00:00.000Z","message":{{"role":"user","content":"kept","timestamp":1}}}}"#
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    file.write_all(line.as_bytes()).unwrap();
+    drop(file);
+    let report = run_ok(&["repair", arg(&path), "--apply"]);
+    assert!(report.contains("fixed: end the last line"), "{report}");
+    assert_eq!(
+        run_ok(&["path", arg(&path)]).lines().last(),
+        Some("tail0001")
+    );
+}
+
+/// A log without its header gets a version 3 header on top; every entry line is kept.
+#[test]
+fn repair_restores_missing_header() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines = sample_lines();
+    let path = write_lines(dir.path(), "headless.jsonl", &lines[1..]);
+    assert_exit(&treelog(&["verify", arg(&path)], ""), 1);
+    run_ok(&[
+        "repair",
+        arg(&path),
+        "--apply",
+        "--cwd",
+        "/home/dev/project",
+    ]);
+    let repaired: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(repaired[1..], lines[1..]);
+    let header: Value = serde_json::from_str(&repaired[0]).unwrap();
+    assert_eq!(
+        (header["type"].as_str(), header["version"].as_u64()),
+        (Some("session"), Some(3))
+    );
+    assert_eq!(header["cwd"], "/home/dev/project");
+    let path_ids: Vec<Value> = run_ok(&["path", arg(&path)])
+        .lines()
+        .map(|id| Value::String(id.into()))
+        .collect();
+    assert_eq!(Value::Array(path_ids), oracle()["path"]);
+    assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
+}
+
+/// A version 1 log is migrated as pi migrates it: ids, parents, firstKeptEntryId, roles.
+#[test]
+fn repair_migrates_v1() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines: Vec<String> = [
+        r#"{"type":"session","id":"sess-v1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#,
+        r#"{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1}}"#,
+        r#"{"type":"message","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[],"provider":"p","model":"m","timestamp":2}}"#,
+        r#"{"type":"message","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"hookMessage","customType":"x","content":"hook","display":true,"timestamp":3}}"#,
+        r#"{"type":"compaction","timestamp":"2025-01-01T00:00:04.000Z","summary":"sum","firstKeptEntryIndex":2,"tokensBefore":10}"#,
+    ]
+    .map(String::from)
+    .to_vec();
+    let path = write_lines(dir.path(), "v1.jsonl", &lines);
+    let ids_before = run_ok(&["path", arg(&path)]);
+    let report = run_ok(&["repair", arg(&path), "--apply"]);
+    assert!(
+        report.contains("migrate the log from version 1 to 3"),
+        "{report}"
+    );
+    let repaired: Vec<Value> = json_lines(&std::fs::read_to_string(&path).unwrap());
+    assert_eq!(repaired[0]["version"], 3);
+    let ids: Vec<&str> = ids_before.lines().collect();
+    assert_eq!(repaired[1]["id"], ids[0]);
+    assert_eq!(repaired[1]["parentId"], Value::Null);
+    assert_eq!(repaired[2]["parentId"], ids[0]);
+    assert_eq!(repaired[3]["message"]["role"], "custom");
+    assert_eq!(repaired[4]["firstKeptEntryId"], ids[1]);
+    assert!(repaired[4].get("firstKeptEntryIndex").is_none());
+    assert_eq!(run_ok(&["path", arg(&path)]), ids_before);
+    assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
 }

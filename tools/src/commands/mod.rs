@@ -4,10 +4,13 @@
 pub mod append;
 pub mod bench;
 pub mod context;
+pub mod export;
 pub mod generate;
 pub mod info;
+pub mod list;
 pub mod path;
 pub mod reindex;
+pub mod repair;
 pub mod tree;
 pub mod verify;
 

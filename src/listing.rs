@@ -1,0 +1,190 @@
+//! Listing the sessions of a directory, as pi's `SessionManager.list()` describes them, read
+//! through each session's index instead of parsing every file in full.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::line::EntryKind;
+use crate::session::{Session, SessionOptions};
+
+/// What `treelog list` shows about one session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionInfo {
+    pub path: PathBuf,
+    pub id: String,
+    pub cwd: Option<String>,
+    /// The name of the last `session_info` entry, unless empty.
+    pub name: Option<String>,
+    pub parent_session: Option<String>,
+    /// The header's timestamp.
+    pub created: Option<String>,
+    /// The timestamp of the last entry in file order; the header's when there is no entry.
+    /// (pi takes the latest user or assistant `message.timestamp`, which needs every line.)
+    pub modified: Option<String>,
+    /// `message` entries on every branch, as pi counts them.
+    pub message_count: u64,
+    /// The text of the first user message in file order, or `(no messages)`.
+    pub first_message: String,
+    /// The file's modification time in epoch milliseconds (the last sort key).
+    pub file_modified_ms: i64,
+}
+
+/// pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
+pub fn default_sessions_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|dir| !dir.is_empty()) {
+        return Some(PathBuf::from(dir).join("sessions"));
+    }
+    let home = std::env::var_os("HOME").filter(|home| !home.is_empty())?;
+    Some(PathBuf::from(home).join(".pi/agent/sessions"))
+}
+
+/// The `*.jsonl` files directly in `dir` and in its subdirectories (one level, as pi lays
+/// sessions out: `sessions/--<cwd>--/<file>.jsonl`), in name order.
+pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in read_dir_sorted(dir)? {
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        let path = entry.path();
+        if file_type.is_dir() {
+            // An unreadable subdirectory is skipped, as pi skips it.
+            let Ok(children) = read_dir_sorted(&path) else {
+                continue;
+            };
+            files.extend(
+                children
+                    .into_iter()
+                    .map(|child| child.path())
+                    .filter(|child| is_log(child)),
+            );
+        } else if is_log(&path) {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+fn read_dir_sorted(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, "read directory", e))?;
+    let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
+    entries.sort_by_key(|entry| entry.file_name());
+    Ok(entries)
+}
+
+fn is_log(path: &Path) -> bool {
+    path.extension().is_some_and(|ext| ext == "jsonl")
+        && std::fs::metadata(path).is_ok_and(|meta| meta.is_file())
+}
+
+/// Describes the session at `path`, reading it through its index (which may be built or
+/// caught up on the way, as any open does).
+pub fn session_info(path: &Path) -> Result<SessionInfo> {
+    let mut session = Session::open(path, SessionOptions::default())?;
+    let stats = session.stats()?;
+    let message_count = stats
+        .counts_by_kind
+        .iter()
+        .find(|(kind, _)| *kind == EntryKind::Message)
+        .map_or(0, |(_, count)| *count);
+    let header = session.header().clone();
+    let modified = match session.log_leaf_id()? {
+        Some(id) => session.entry(&id)?.map(|entry| entry.timestamp),
+        None => None,
+    }
+    .filter(|timestamp| !timestamp.is_empty())
+    .or_else(|| header.timestamp.clone());
+    let first_message = if message_count == 0 {
+        None
+    } else {
+        first_user_text(&session)?
+    };
+    let file_modified_ms = std::fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |elapsed| elapsed.as_millis() as i64);
+    Ok(SessionInfo {
+        path: path.to_path_buf(),
+        id: header.id,
+        cwd: header.cwd,
+        name: session.session_name()?,
+        parent_session: header.parent_session,
+        created: header.timestamp,
+        modified,
+        message_count,
+        first_message: first_message.unwrap_or_else(|| "(no messages)".into()),
+        file_modified_ms,
+    })
+}
+
+/// The text of the first `message` entry with role `user`, in file order.
+fn first_user_text(session: &Session) -> Result<Option<String>> {
+    for entry in session.entries()? {
+        let entry = entry?;
+        if entry.kind != EntryKind::Message {
+            continue;
+        }
+        let Some(message) = entry.field("message") else {
+            continue;
+        };
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(message.get()) else {
+            continue;
+        };
+        if message.get("role").and_then(|role| role.as_str()) != Some("user") {
+            continue;
+        }
+        return Ok(Some(user_text(message.get("content"))));
+    }
+    Ok(None)
+}
+
+/// A user message's text: the string content, or its text blocks joined by spaces.
+fn user_text(content: Option<&serde_json::Value>) -> String {
+    match content {
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(serde_json::Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(|kind| kind.as_str()) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(|text| text.as_str()))
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+/// The sessions of a directory, and the files that could not be read.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Newest first by `modified`, then by file modification time.
+    pub sessions: Vec<SessionInfo>,
+    pub failed: Vec<(PathBuf, Error)>,
+}
+
+/// Every session in `dir` (see [`session_files`]) whose header names `cwd` (when given).
+pub fn list_sessions(dir: &Path, cwd: Option<&str>) -> Result<Listing> {
+    let mut sessions = Vec::new();
+    let mut failed = Vec::new();
+    for path in session_files(dir)? {
+        match session_info(&path) {
+            Ok(info) => {
+                if cwd.is_none_or(|cwd| info.cwd.as_deref() == Some(cwd)) {
+                    sessions.push(info);
+                }
+            }
+            Err(error) => failed.push((path, error)),
+        }
+    }
+    sessions.sort_by(|a, b| {
+        let key = |info: &SessionInfo| {
+            (
+                info.modified
+                    .as_deref()
+                    .and_then(crate::format::time::parse_iso_ms),
+                info.file_modified_ms,
+            )
+        };
+        key(b).cmp(&key(a))
+    });
+    Ok(Listing { sessions, failed })
+}

@@ -1,0 +1,431 @@
+//! Explicit repairs of a log, planned as a dry run and applied only on request: what
+//! `treelog repair` does.
+//!
+//! Fixes, in order:
+//! 1. a torn tail (bytes after the last newline) is ended with a newline when it is a complete
+//!    JSON value, and cut otherwise;
+//! 2. a missing or corrupt header is restored: a valid `session` line further down is moved to
+//!    the top, a `session` object without an id gets one, or else a synthesised version-3
+//!    header is inserted above every other line (using the id treelog already showed for the
+//!    log, so the session keeps its identity);
+//! 3. a version 1 or 2 log is migrated to version 3 as pi migrates it: ids and `parentId`s
+//!    for v1 entries (the ids treelog already derived for them), `firstKeptEntryIndex` to
+//!    `firstKeptEntryId`, the `hookMessage` role to `custom`, and the header's version.
+//!
+//! Architecture invariant: a line that parses as JSON is never dropped; lines that need no
+//! change are copied byte for byte. Applying writes a backup first, replaces the log
+//! atomically and deletes the sidecar index (the next open rebuilds it).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::format::line::{Line, classify};
+use crate::format::write::encode_header;
+use crate::index::sidecar_path;
+use crate::session::{Session, SessionOptions};
+use crate::storage::{FileStorage, LogStorage, MemoryStorage};
+
+/// One planned fix, located in the original log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    pub line: Option<u64>,
+    pub offset_bytes: Option<u64>,
+    pub description: String,
+}
+
+/// What a repair would do: the fixes and the log's new content.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub fixes: Vec<Fix>,
+    pub content: Vec<u8>,
+    pub original_len_bytes: u64,
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        self.fixes.is_empty()
+    }
+}
+
+/// The outcome of [`repair_file`].
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub plan: Plan,
+    /// Where the original was copied, when the plan was applied.
+    pub backup: Option<PathBuf>,
+}
+
+/// Plans the repair of the log at `path` and, with `apply`, carries it out under the log's
+/// lock: backup `<path>.bak-<unix seconds>`, atomic replacement, sidecar deleted. `cwd` goes
+/// into a synthesised header. Writers appending to the log meanwhile would append to the
+/// replaced file: stop them first.
+pub fn repair_file(path: &Path, apply: bool, cwd: &str) -> Result<Outcome> {
+    let mut storage = FileStorage::open(path).map_err(|e| Error::io(path, "open", e))?;
+    if apply {
+        storage.lock().map_err(|e| Error::io(path, "lock", e))?;
+    }
+    let result = (|| {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let plan = plan_repair(path, &bytes, cwd)?;
+        if !apply || plan.is_empty() {
+            return Ok(Outcome { plan, backup: None });
+        }
+        let backup = backup_path(path);
+        std::fs::copy(path, &backup).map_err(|e| Error::io(&backup, "write backup", e))?;
+        let now_len = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, "stat", e))?
+            .len();
+        if now_len != plan.original_len_bytes {
+            return Err(Error::LogChanged {
+                path: path.to_path_buf(),
+                offset_bytes: now_len,
+                reason: "the log changed while the repair was planned; nothing was written".into(),
+            });
+        }
+        crate::directory::write_file_atomically(path, &plan.content)?;
+        let sidecar = sidecar_path(path);
+        match std::fs::remove_file(&sidecar) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(Error::io(&sidecar, "delete the sidecar", error)),
+        }
+        Ok(Outcome {
+            plan,
+            backup: Some(backup),
+        })
+    })();
+    if apply {
+        let _ = storage.unlock();
+    }
+    result
+}
+
+/// `<path>.bak-<unix seconds>`, with `-N` added while that name is taken.
+fn backup_path(path: &Path) -> PathBuf {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let base = format!("{}.bak-{seconds}", path.display());
+    let mut candidate = PathBuf::from(&base);
+    let mut suffix = 1;
+    while candidate.exists() {
+        candidate = PathBuf::from(format!("{base}-{suffix}"));
+        suffix += 1;
+    }
+    candidate
+}
+
+/// One line of the log being repaired.
+struct PlanLine {
+    /// The bytes, without `\n`.
+    bytes: Vec<u8>,
+    /// 1-based line number and offset in the original log (`None` for inserted lines).
+    line: Option<u64>,
+    offset_bytes: Option<u64>,
+}
+
+/// Plans the repair of `bytes`, the content of the log at `path`.
+pub fn plan_repair(path: &Path, bytes: &[u8], cwd: &str) -> Result<Plan> {
+    let mut fixes = Vec::new();
+    let mut lines = Vec::new();
+    let mut offset = 0usize;
+    let mut line_number = 0u64;
+    while let Some(found) = memchr::memchr(b'\n', &bytes[offset..]) {
+        line_number += 1;
+        lines.push(PlanLine {
+            bytes: bytes[offset..offset + found].to_vec(),
+            line: Some(line_number),
+            offset_bytes: Some(offset as u64),
+        });
+        offset += found + 1;
+    }
+
+    // 1. The torn tail.
+    let tail = &bytes[offset..];
+    if !tail.is_empty() {
+        let at = (Some(line_number + 1), Some(offset as u64));
+        let blank = tail.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+        if !blank && serde_json::from_slice::<serde::de::IgnoredAny>(tail).is_ok() {
+            fixes.push(fix(
+                at,
+                format!(
+                    "end the last line ({} bytes of complete JSON) with its missing newline",
+                    tail.len()
+                ),
+            ));
+            lines.push(PlanLine {
+                bytes: tail.to_vec(),
+                line: at.0,
+                offset_bytes: at.1,
+            });
+        } else {
+            fixes.push(fix(at, format!("cut the torn tail: {} bytes after the last newline that are not a complete JSON line", tail.len())));
+        }
+    }
+
+    // 2. The header.
+    restore_header(path, &mut lines, &mut fixes, cwd)?;
+
+    // 3. Migration to version 3.
+    migrate(path, &mut lines, &mut fixes)?;
+
+    let mut content = Vec::with_capacity(bytes.len() + 256);
+    for line in &lines {
+        content.extend_from_slice(&line.bytes);
+        content.push(b'\n');
+    }
+    if fixes.is_empty() {
+        content = bytes.to_vec();
+    }
+    Ok(Plan {
+        fixes,
+        content,
+        original_len_bytes: bytes.len() as u64,
+    })
+}
+
+fn fix(at: (Option<u64>, Option<u64>), description: String) -> Fix {
+    Fix {
+        line: at.0,
+        offset_bytes: at.1,
+        description,
+    }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+fn is_header(bytes: &[u8]) -> bool {
+    matches!(
+        classify(&String::from_utf8_lossy(bytes), false, true),
+        Line::Header(_)
+    )
+}
+
+fn restore_header(
+    path: &Path,
+    lines: &mut Vec<PlanLine>,
+    fixes: &mut Vec<Fix>,
+    cwd: &str,
+) -> Result<()> {
+    let Some(first) = lines.iter().position(|line| !is_blank(&line.bytes)) else {
+        // An empty log is a valid new session: its header is written with the first entry.
+        return Ok(());
+    };
+    if is_header(&lines[first].bytes) {
+        return Ok(());
+    }
+    let at = (lines[first].line, lines[first].offset_bytes);
+    // The id treelog shows for this log while it has no header, so the identity is kept.
+    let replay = Session::open_storage(
+        Box::new(MemoryStorage::new(path, join(lines))),
+        SessionOptions::default(),
+    )?;
+    let session_id = replay.session_id().to_string();
+    let first_timestamp = replay
+        .entries()?
+        .next()
+        .transpose()?
+        .map(|entry| entry.timestamp)
+        .filter(|timestamp| crate::format::time::parse_iso_ms(timestamp).is_some());
+    drop(replay);
+
+    // A valid header further down moves to the top.
+    if let Some(later) = lines[first + 1..]
+        .iter()
+        .position(|line| is_header(&line.bytes))
+        .map(|position| position + first + 1)
+    {
+        let header = lines.remove(later);
+        fixes.push(fix(
+            (header.line, header.offset_bytes),
+            format!(
+                "move the session header from line {} to the top (line {} is not a header)",
+                header.line.unwrap_or(0),
+                at.0.unwrap_or(0)
+            ),
+        ));
+        lines.insert(first, header);
+        return Ok(());
+    }
+    // A `session` object without a string id gets one.
+    if let Ok(Value::Object(mut object)) = serde_json::from_slice::<Value>(&lines[first].bytes)
+        && object.get("type") == Some(&Value::String("session".into()))
+    {
+        object.insert("id".into(), Value::String(session_id.clone()));
+        let text = serde_json::to_string(&object).map_err(|error| invalid(path, error))?;
+        lines[first].bytes = text.into_bytes();
+        fixes.push(fix(
+            at,
+            format!("give the session header the id {session_id} (it had no string id)"),
+        ));
+        return Ok(());
+    }
+    let timestamp = first_timestamp
+        .unwrap_or_else(|| crate::format::time::format_iso_ms(crate::session::now_ms()));
+    let header = encode_header(&session_id, &timestamp, cwd, None);
+    let what = match serde_json::from_slice::<serde::de::IgnoredAny>(&lines[first].bytes) {
+        Ok(_) => "the first line is not a session header",
+        Err(_) => "the first line is not valid JSON (it is kept)",
+    };
+    fixes.push(fix(
+        at,
+        format!(
+            "insert a version 3 header (id {session_id}, cwd {cwd:?}) above line {}: {what}",
+            at.0.unwrap_or(0)
+        ),
+    ));
+    lines.insert(
+        first,
+        PlanLine {
+            bytes: header.into_bytes(),
+            line: None,
+            offset_bytes: None,
+        },
+    );
+    Ok(())
+}
+
+fn join(lines: &[PlanLine]) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for line in lines {
+        bytes.extend_from_slice(&line.bytes);
+        bytes.push(b'\n');
+    }
+    bytes
+}
+
+fn invalid(path: &Path, error: serde_json::Error) -> Error {
+    Error::InvalidInput {
+        path: path.to_path_buf(),
+        reason: format!("cannot re-serialise a line: {error}"),
+    }
+}
+
+/// Migrates a version 1 or 2 log to version 3, in place.
+fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<()> {
+    let Some(header_index) = lines.iter().position(|line| !is_blank(&line.bytes)) else {
+        return Ok(());
+    };
+    let version = match classify(
+        &String::from_utf8_lossy(&lines[header_index].bytes),
+        false,
+        true,
+    ) {
+        Line::Header(header) => header.version,
+        _ => return Ok(()),
+    };
+    if version >= crate::format::CURRENT_VERSION {
+        return Ok(());
+    }
+    // The ids and tree parents treelog derives for the log as it is (v1 entries have none).
+    let mut offsets = Vec::with_capacity(lines.len());
+    let mut at = 0u64;
+    for line in lines.iter() {
+        offsets.push(at);
+        at += line.bytes.len() as u64 + 1;
+    }
+    let replay = Session::open_storage(
+        Box::new(MemoryStorage::new(path, join(lines))),
+        SessionOptions::default(),
+    )?;
+    let mut by_offset: HashMap<u64, (String, Option<String>)> = HashMap::new();
+    for entry in replay.entries()? {
+        let entry = entry?;
+        by_offset.insert(entry.offset_bytes, (entry.id, entry.tree_parent_id));
+    }
+    let session_id = replay.session_id().to_string();
+    drop(replay);
+
+    // pi's firstKeptEntryIndex counts every parsed record, header included.
+    let mut record_ids: Vec<Option<String>> = Vec::new();
+    let mut parsed: Vec<Option<Map<String, Value>>> = Vec::with_capacity(lines.len());
+    for (index, line) in lines.iter().enumerate() {
+        let value = serde_json::from_slice::<Value>(&line.bytes).ok();
+        if value.is_some() {
+            let id = if index == header_index {
+                Some(session_id.clone())
+            } else {
+                by_offset
+                    .get(&offsets[index])
+                    .map(|(id, _)| id.clone())
+                    .or_else(|| {
+                        value
+                            .as_ref()
+                            .and_then(|v| v.get("id")?.as_str().map(String::from))
+                    })
+            };
+            record_ids.push(id);
+        }
+        parsed.push(match value {
+            Some(Value::Object(object)) => Some(object),
+            _ => None,
+        });
+    }
+
+    let (mut ids_added, mut indexes_resolved, mut roles_renamed) = (0u64, 0u64, 0u64);
+    for (index, object) in parsed.iter_mut().enumerate() {
+        let Some(object) = object else { continue };
+        let mut changed = false;
+        if index == header_index {
+            object.insert(
+                "version".into(),
+                Value::from(crate::format::CURRENT_VERSION),
+            );
+            changed = true;
+        } else if let Some((id, parent)) = by_offset.get(&offsets[index]) {
+            if version < 2 && !object.get("id").is_some_and(Value::is_string) {
+                object.insert("id".into(), Value::String(id.clone()));
+                object.insert(
+                    "parentId".into(),
+                    parent.clone().map_or(Value::Null, Value::String),
+                );
+                ids_added += 1;
+                changed = true;
+            }
+            if let Some(kept_index) = object.get("firstKeptEntryIndex").and_then(Value::as_u64) {
+                let kept = record_ids.get(kept_index as usize).cloned().flatten();
+                if let Some(kept) = kept {
+                    object.shift_remove("firstKeptEntryIndex");
+                    object.insert("firstKeptEntryId".into(), Value::String(kept));
+                    indexes_resolved += 1;
+                    changed = true;
+                }
+            }
+            if let Some(Value::Object(message)) = object.get_mut("message")
+                && message.get("role") == Some(&Value::String("hookMessage".into()))
+            {
+                message.insert("role".into(), Value::String("custom".into()));
+                roles_renamed += 1;
+                changed = true;
+            }
+        }
+        if changed {
+            let text = serde_json::to_string(&object).map_err(|error| invalid(path, error))?;
+            lines[index].bytes = text.into_bytes();
+        }
+    }
+    let header = &lines[header_index];
+    let mut description = format!("migrate the log from version {version} to 3");
+    let mut details = Vec::new();
+    if ids_added > 0 {
+        details.push(format!("ids and parentIds for {ids_added} entries"));
+    }
+    if indexes_resolved > 0 {
+        details.push(format!(
+            "{indexes_resolved} firstKeptEntryIndex to firstKeptEntryId"
+        ));
+    }
+    if roles_renamed > 0 {
+        details.push(format!("{roles_renamed} hookMessage roles to custom"));
+    }
+    if !details.is_empty() {
+        description.push_str(&format!(": {}", details.join(", ")));
+    }
+    fixes.push(fix((header.line, header.offset_bytes), description));
+    Ok(())
+}

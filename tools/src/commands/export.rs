@@ -1,0 +1,224 @@
+//! `treelog export`: the active branch as a Markdown conversation, or the context as JSON.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use treelog::{EntryKind, Session};
+
+use crate::exit::CliError;
+use crate::out::Out;
+use crate::preview::content_text;
+
+/// Export the active branch as Markdown, or its context as JSON.
+///
+/// Markdown: every entry from the root to the leaf as a conversation: `## User`,
+/// `## Assistant` (thinking quoted, tool calls as fenced JSON), tool results and bash runs as
+/// fenced text, compaction and branch summaries, model and thinking-level changes in italics.
+/// JSON: the context for the leaf, as `treelog context` prints it.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The session log (.jsonl).
+    pub file: PathBuf,
+    /// Export the branch ending at this entry instead of the session's leaf.
+    #[arg(long, value_name = "ID")]
+    pub leaf: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Markdown)]
+    pub format: Format,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A readable conversation.
+    Markdown,
+    /// The context JSON ({"messages","thinkingLevel","model"}).
+    Json,
+}
+
+pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    let session = super::open_default(&args.file)?;
+    match args.format {
+        Format::Json => out.line(&session.build_context(args.leaf.as_deref())?.to_json()),
+        Format::Markdown => markdown(&session, args.leaf.as_deref(), out),
+    }
+}
+
+fn markdown(session: &Session, leaf: Option<&str>, out: &mut Out) -> Result<(), CliError> {
+    let header = session.header();
+    let title = session
+        .session_name()?
+        .unwrap_or_else(|| format!("Session {}", header.id));
+    out.line(&format!("# {title}\n"))?;
+    out.line(&format!("- session: `{}`", header.id))?;
+    if let Some(cwd) = &header.cwd {
+        out.line(&format!("- cwd: `{cwd}`"))?;
+    }
+    if let Some(created) = &header.timestamp {
+        out.line(&format!("- created: {created}"))?;
+    }
+    let leaf_id = match leaf {
+        Some(id) => Some(id.to_string()),
+        None => session.leaf_id()?,
+    };
+    if let Some(id) = &leaf_id {
+        out.line(&format!("- leaf: `{id}`"))?;
+    }
+    for entry in session.path(leaf)? {
+        let value: Value = serde_json::from_str(&entry.json).unwrap_or(Value::Null);
+        let text = render_entry(entry.kind, &value);
+        if !text.is_empty() {
+            out.line("")?;
+            out.text_block(&text)?;
+        }
+    }
+    Ok(())
+}
+
+/// A fenced code block whose fence is longer than any backtick run inside.
+fn fenced(language: &str, body: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for character in body.chars() {
+        if character == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    let fence = "`".repeat((longest + 1).max(3));
+    format!(
+        "{fence}{language}\n{}\n{fence}",
+        body.trim_end_matches('\n')
+    )
+}
+
+fn string(value: &Value, key: &str) -> String {
+    match value.get(key) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn quoted(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("> {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Markdown for one entry (empty for entries that are not part of the conversation).
+fn render_entry(kind: EntryKind, value: &Value) -> String {
+    match kind {
+        EntryKind::Message => render_message(value.get("message").unwrap_or(&Value::Null)),
+        EntryKind::ModelChange => format!(
+            "*Model: {}/{}*",
+            string(value, "provider"),
+            string(value, "modelId")
+        ),
+        EntryKind::ThinkingLevelChange => {
+            format!("*Thinking level: {}*", string(value, "thinkingLevel"))
+        }
+        EntryKind::Compaction => format!(
+            "## Compaction summary\n\n*{} tokens before; kept from `{}`*\n\n{}",
+            string(value, "tokensBefore"),
+            string(value, "firstKeptEntryId"),
+            string(value, "summary")
+        ),
+        EntryKind::BranchSummary => format!(
+            "## Branch summary\n\n*from `{}`*\n\n{}",
+            string(value, "fromId"),
+            string(value, "summary")
+        ),
+        EntryKind::CustomMessage => format!(
+            "## Custom message ({})\n\n{}",
+            string(value, "customType"),
+            content_text(value.get("content").unwrap_or(&Value::Null))
+        ),
+        EntryKind::SessionInfo => format!("*Session renamed: {}*", string(value, "name")),
+        EntryKind::Custom | EntryKind::Label => String::new(),
+    }
+}
+
+fn render_message(message: &Value) -> String {
+    let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+    let content = message.get("content").unwrap_or(&Value::Null);
+    match role {
+        "user" => format!("## User\n\n{}", content_text(content)),
+        "assistant" => render_assistant(message, content),
+        "toolResult" => {
+            let error = if message.get("isError") == Some(&Value::Bool(true)) {
+                " (error)"
+            } else {
+                ""
+            };
+            format!(
+                "### Tool result: {}{error}\n\n{}",
+                string(message, "toolName"),
+                fenced("", &content_text(content))
+            )
+        }
+        "bashExecution" => format!(
+            "## Bash\n\n{}\n\n*exit code {}*",
+            fenced(
+                "",
+                &format!(
+                    "$ {}\n{}",
+                    string(message, "command"),
+                    string(message, "output")
+                )
+            ),
+            string(message, "exitCode")
+        ),
+        "custom" => format!(
+            "## Custom message ({})\n\n{}",
+            string(message, "customType"),
+            content_text(content)
+        ),
+        other => format!(
+            "## {}\n\n{}",
+            if other.is_empty() { "Message" } else { other },
+            content_text(content)
+        ),
+    }
+}
+
+fn render_assistant(message: &Value, content: &Value) -> String {
+    let model = string(message, "model");
+    let mut parts = vec![if model.is_empty() {
+        "## Assistant".to_string()
+    } else {
+        format!("## Assistant ({model})")
+    }];
+    match content {
+        Value::String(text) => parts.push(text.clone()),
+        Value::Array(blocks) => {
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => parts.push(string(block, "text")),
+                    Some("thinking") => parts.push(quoted(&string(block, "thinking"))),
+                    Some("toolCall") => {
+                        let arguments = block
+                            .get("arguments")
+                            .and_then(|arguments| serde_json::to_string_pretty(arguments).ok())
+                            .unwrap_or_default();
+                        parts.push(format!(
+                            "**Tool call** `{}` (`{}`)\n\n{}",
+                            string(block, "name"),
+                            string(block, "id"),
+                            fenced("json", &arguments)
+                        ));
+                    }
+                    Some("image") => parts.push("[image]".into()),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(error) = message.get("errorMessage").and_then(Value::as_str) {
+        parts.push(format!("*Error: {error}*"));
+    }
+    parts.join("\n\n")
+}

@@ -1,0 +1,87 @@
+//! `treelog list`: the sessions of a directory, newest first.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+use treelog::listing::{default_sessions_dir, list_sessions};
+
+use crate::exit::{CliError, print_error};
+use crate::out::Out;
+use crate::preview;
+
+/// List the sessions of a directory, newest first.
+///
+/// Looks at *.jsonl files in DIR and in its subdirectories (one level, pi's layout
+/// `sessions/--<cwd>--/`). DIR defaults to pi's sessions directory:
+/// $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions. Each session is read through its
+/// index (built on first use): id, cwd, name, parent session, created (header timestamp),
+/// modified (timestamp of the last entry), message count (every branch) and the first user
+/// message, as pi's SessionManager.list() reports them.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The directory to look in.
+    pub dir: Option<PathBuf>,
+    /// Only sessions whose header names this working directory.
+    #[arg(long, value_name = "CWD")]
+    pub cwd: Option<String>,
+    /// One JSON object per session: {"path","id","cwd","name","parentSession","created",
+    /// "modified","messageCount","firstMessage"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    let dir = match args.dir.or_else(default_sessions_dir) {
+        Some(dir) => dir,
+        None => {
+            return Err(CliError::Usage(
+                "no DIR given and neither $PI_CODING_AGENT_DIR nor $HOME is set".into(),
+            ));
+        }
+    };
+    let listing = list_sessions(&dir, args.cwd.as_deref())?;
+    let (sessions, failed) = (listing.sessions, listing.failed);
+    for (_, error) in &failed {
+        print_error(error);
+    }
+    if !args.json && !sessions.is_empty() {
+        out.line(&format!(
+            "{:<24}  {:>6}  {:<48}  PATH",
+            "MODIFIED", "MSGS", "NAME / FIRST MESSAGE"
+        ))?;
+    }
+    for session in &sessions {
+        if args.json {
+            let line = json!({
+                "path": session.path.display().to_string(),
+                "id": session.id,
+                "cwd": session.cwd,
+                "name": session.name,
+                "parentSession": session.parent_session,
+                "created": session.created,
+                "modified": session.modified,
+                "messageCount": session.message_count,
+                "firstMessage": session.first_message,
+            });
+            out.line(&line.to_string())?;
+        } else {
+            let title = match &session.name {
+                Some(name) => preview::one_line(name, 46),
+                None => preview::one_line(&session.first_message, 46),
+            };
+            out.line(&format!(
+                "{:<24}  {:>6}  {:<48}  {}",
+                session.modified.as_deref().unwrap_or("-"),
+                session.message_count,
+                title,
+                session.path.display()
+            ))?;
+        }
+    }
+    if !failed.is_empty() {
+        return Err(CliError::SomeFailed {
+            count: failed.len() as u64,
+        });
+    }
+    Ok(())
+}
