@@ -80,7 +80,7 @@ pub(crate) struct Overlay {
 pub(crate) struct Store {
     log_path: PathBuf,
     sidecar_path: Option<PathBuf>,
-    db: Option<Database>,
+    db: Option<Db>,
     tables: Option<ReadTables>,
     /// The snapshot the committed index holds, as last read or written by this handle.
     committed: Snapshot,
@@ -193,7 +193,7 @@ impl Store {
         } else if !sidecar_path.exists() {
             Some("no index yet".to_string())
         } else {
-            match guarded(sidecar_path, || open_database(sidecar_path)) {
+            match guarded(sidecar_path, || open_database_read_only(sidecar_path)) {
                 Err(error) => Some(format!("sidecar cannot be opened as an index: {error}")),
                 Ok(db) => {
                     store.db = Some(db);
@@ -255,7 +255,7 @@ impl Store {
                     .create(&temp_path)
                     .map_err(|e| index_error(&temp_path, e))
             })?;
-            self.db = Some(db);
+            self.db = Some(Db::Writer(db));
             self.sidecar_path = Some(temp_path.clone());
             self.build_mode = true;
             guarded(&temp_path, || self.reset())?;
@@ -265,7 +265,9 @@ impl Store {
             // Pages of the non-durable commits could not be freed until the durable one:
             // compacting gives them back (the sidecar shrinks about threefold).
             self.tables = None;
-            let db = self.db.as_mut().expect("the database was opened above");
+            let Some(Db::Writer(db)) = self.db.as_mut() else {
+                unreachable!("the rebuild database was opened for writing above");
+            };
             guarded(&temp_path, || {
                 db.compact()
                     .map(drop)
@@ -284,7 +286,9 @@ impl Store {
             let _ = std::fs::remove_file(&temp_path);
             return Err(Error::io(sidecar_path, "rename the rebuilt index", error));
         }
-        self.db = Some(guarded(sidecar_path, || open_database(sidecar_path))?);
+        self.db = Some(guarded(sidecar_path, || {
+            open_database_read_only(sidecar_path)
+        })?);
         self.refresh_tables()
     }
 
@@ -467,7 +471,8 @@ impl Store {
     fn reset(&mut self) -> Result<()> {
         let path = self.sidecar_path.clone().unwrap_or_default();
         self.tables = None;
-        let db = self.db.as_ref().expect("reset runs only with a database");
+        self.ensure_writer()?;
+        let db = writer(&self.db, &path)?;
         let mut txn = db.begin_write().map_err(|e| index_error(&path, e))?;
         if self.build_mode {
             txn.set_durability(redb::Durability::None)
@@ -604,10 +609,8 @@ impl Store {
     }
 
     fn write_overlay(&mut self, path: &Path, identity: FileIdentity) -> Result<()> {
-        let db = self
-            .db
-            .as_ref()
-            .expect("write_overlay runs only with a database");
+        self.ensure_writer()?;
+        let db = writer(&self.db, path)?;
         // Kept until the snapshot check passes: if another handle changed the index, this
         // handle goes on reading the state its overlay extends (a newer state would overlap
         // the overlay and list its records twice).
@@ -732,6 +735,10 @@ impl Store {
     // ---- reads: overlay first, then the committed tables ----
 
     pub fn record(&self, seq: u64) -> Result<Option<Record>> {
+        self.guard(|| self.record_unguarded(seq))
+    }
+
+    fn record_unguarded(&self, seq: u64) -> Result<Option<Record>> {
         if seq >= self.overlay.base_seq {
             return Ok(self
                 .overlay
@@ -762,6 +769,10 @@ impl Store {
     /// committed part is read by reverse range scans (sequential pages) rather than a point
     /// lookup per hop; a parent more than [`RANGE_SKIP_MAX`] lines back restarts the scan.
     pub fn ancestors(&self, seq: u64, stop_seq: u64) -> Result<Vec<(u64, Record)>> {
+        self.guard(|| self.ancestors_unguarded(seq, stop_seq))
+    }
+
+    fn ancestors_unguarded(&self, seq: u64, stop_seq: u64) -> Result<Vec<(u64, Record)>> {
         let mut out = Vec::new();
         let mut wanted = seq;
         while wanted != SEQ_NONE {
@@ -837,6 +848,10 @@ impl Store {
     }
 
     pub fn seq_of(&self, id: &str) -> Result<Option<u64>> {
+        self.guard(|| self.seq_of_unguarded(id))
+    }
+
+    fn seq_of_unguarded(&self, id: &str) -> Result<Option<u64>> {
         if let Some(seq) = self.overlay.ids.get(id) {
             return Ok(Some(*seq));
         }
@@ -852,6 +867,10 @@ impl Store {
 
     /// Children of `parent_seq` ([`SEQ_NONE`] for the roots), in file order.
     pub fn children_of(&self, parent_seq: u64) -> Result<Vec<u64>> {
+        self.guard(|| self.children_of_unguarded(parent_seq))
+    }
+
+    fn children_of_unguarded(&self, parent_seq: u64) -> Result<Vec<u64>> {
         let mut kids = Vec::new();
         if let Some(tables) = &self.tables {
             for item in tables
@@ -870,6 +889,10 @@ impl Store {
     }
 
     pub fn label(&self, target_id: &str) -> Result<Option<LabelValue>> {
+        self.guard(|| self.label_unguarded(target_id))
+    }
+
+    fn label_unguarded(&self, target_id: &str) -> Result<Option<LabelValue>> {
         if let Some(value) = self.overlay.labels.get(target_id) {
             return Ok(value.clone());
         }
@@ -890,6 +913,10 @@ impl Store {
 
     /// Every label, as (target id, value), in target-id order.
     pub fn labels(&self) -> Result<Vec<(String, LabelValue)>> {
+        self.guard(|| self.labels_unguarded())
+    }
+
+    fn labels_unguarded(&self) -> Result<Vec<(String, LabelValue)>> {
         let mut all = std::collections::BTreeMap::new();
         if let Some(tables) = &self.tables {
             for item in tables.labels.iter().map_err(|e| self.read_error(e))? {
@@ -915,6 +942,10 @@ impl Store {
 
     /// Bytes of index data redb holds for the committed tables.
     pub fn stored_bytes(&self) -> Result<u64> {
+        self.guard(|| self.stored_bytes_unguarded())
+    }
+
+    fn stored_bytes_unguarded(&self) -> Result<u64> {
         let Some(tables) = &self.tables else {
             return Ok(0);
         };
@@ -940,6 +971,12 @@ impl Store {
             .map_err(|e| self.read_error(e))?
             .stored_bytes();
         Ok(total)
+    }
+
+    /// Runs a read of the committed tables: a redb panic on a damaged sidecar (found by the
+    /// `open_log` fuzz target) becomes an [`Error::Index`] instead of unwinding into the caller.
+    fn guard<T>(&self, work: impl FnOnce() -> Result<T>) -> Result<T> {
+        guarded(self.sidecar_path.as_deref().unwrap_or(&self.log_path), work)
     }
 
     fn read_error(&self, error: impl std::fmt::Display) -> Error {
@@ -974,6 +1011,51 @@ impl LineSink for CatchUp<'_> {
         }
         Ok(())
     }
+}
+
+/// The sidecar handle: read-only until this handle first writes, because a read-write open
+/// of redb costs several fsyncs even when nothing is written, and most opens write nothing.
+enum Db {
+    ReadOnly(redb::ReadOnlyDatabase),
+    Writer(Database),
+}
+
+impl Db {
+    fn begin_read(&self) -> std::result::Result<redb::ReadTransaction, redb::TransactionError> {
+        match self {
+            Db::ReadOnly(db) => db.begin_read(),
+            Db::Writer(db) => db.begin_read(),
+        }
+    }
+}
+
+impl Store {
+    /// Makes sure the read-write handle of the sidecar is open (it is opened on first use).
+    /// Read transactions of the read-only handle stay valid: redb lets both handles share the
+    /// file in this process.
+    fn ensure_writer(&mut self) -> Result<()> {
+        if let Some(Db::ReadOnly(_)) = &self.db {
+            let path = self.sidecar_path.clone().unwrap_or_default();
+            self.db = Some(Db::Writer(open_database(&path)?));
+        }
+        Ok(())
+    }
+}
+
+/// The read-write handle of `db`, after [`Store::ensure_writer`].
+fn writer<'a>(db: &'a Option<Db>, path: &Path) -> Result<&'a Database> {
+    match db {
+        Some(Db::Writer(db)) => Ok(db),
+        _ => Err(index_error(path, "no writable index database is open")),
+    }
+}
+
+fn open_database_read_only(path: &Path) -> Result<Db> {
+    Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .open_read_only(path)
+        .map(Db::ReadOnly)
+        .map_err(|e| index_error(path, e))
 }
 
 fn open_database(path: &Path) -> Result<Database> {
