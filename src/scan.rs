@@ -40,7 +40,11 @@ pub fn scan_lines(
     sink: &mut impl LineSink,
     buf: &mut Vec<u8>,
 ) -> Result<u64> {
-    if buf.len() != SCAN_CHUNK_LEN {
+    if buf.is_empty() {
+        // A zeroed allocation, not a fill: `resize` writes byte by byte in debug builds, which
+        // made every open of a test session cost a 1 MiB loop.
+        *buf = vec![0; SCAN_CHUNK_LEN];
+    } else if buf.len() != SCAN_CHUNK_LEN {
         buf.resize(SCAN_CHUNK_LEN, 0);
         buf.shrink_to(SCAN_CHUNK_LEN);
     }

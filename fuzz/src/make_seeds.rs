@@ -1,0 +1,110 @@
+//! Writes the seed inputs of each fuzz target into `<dir>/<target>/seed-*` (default
+//! `fuzz/corpus`): lines and prefixes of the bundled pi transcript, hand-made edge cases, and
+//! logs with real sidecars. Run: `cargo run --manifest-path fuzz/Cargo.toml --bin make_seeds`.
+
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out: PathBuf = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("corpus"));
+    let sample = std::fs::read(root.join("../tests/data/pi-sample-200.jsonl")).expect("sample");
+    let lines: Vec<&[u8]> = sample
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+
+    let mut line_seeds: Vec<Vec<u8>> = lines
+        .iter()
+        .step_by(9)
+        .filter(|line| line.len() < 2000)
+        .map(|line| line.to_vec())
+        .collect();
+    for edge in [
+        r#"{"type":"message","type":"label","id":"a","id":"b","parentId":null}"#,
+        r#"{"type":"session","version":2,"id":"s","cwd":"/w"}"#,
+        r#"{"type":"session","id":7}"#,
+        r#"{"type":"leaf","id":"l","targetId":"a"}"#,
+        r#"{"type":"message","parentId":"p"}"#,
+        r#"{"type":"message","id":"","parentId":null}"#,
+        r#"{"type":"message","id":"x","parentId":null,"appendMode":"side","message":{"role":"assistant"}}"#,
+        r#"{"type":"label","id":"x","targetId":"a","label":"\ud83e\udd80"}"#,
+        r#"{"type":"custom","id":"x","data":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"#,
+        r#"["message","a"]"#,
+        r#"  {"type" : "model_change" , "id" : "m" } \r"#,
+        "{\"type\":\"message\",\"id\":\"a\u{0}\"}",
+        r#"{"type":"Message","id":"a"}"#,
+        "",
+        " \t\r",
+        "null",
+        "{",
+    ] {
+        line_seeds.push(edge.as_bytes().to_vec());
+    }
+    write_all(&out.join("line_parser"), &line_seeds);
+
+    // open_log: mode, split (u16 LE), body.
+    let prefix = |count: usize| -> Vec<u8> {
+        let mut log = Vec::new();
+        for line in lines.iter().take(count) {
+            log.extend_from_slice(line);
+            log.push(b'\n');
+        }
+        log
+    };
+    let mut open_seeds = Vec::new();
+    for count in [0, 1, 2, 5, 12] {
+        let log = prefix(count);
+        open_seeds.push(encode_open(0, &log, b""));
+        open_seeds.push(encode_open(
+            2,
+            b"{\"type\":\"message\",\"id\":\"t\",\"parentId\":null,\"message\":{}}\n{\"tor",
+            &log,
+        ));
+        open_seeds.push(encode_open(1, &prefix(count + 1)[..], &log));
+        open_seeds.push(encode_open(3, &[7, 0, 0, 0, 0xff, 200, 1, 0, 0, 1], &log));
+    }
+    let mut torn = prefix(6);
+    torn.truncate(torn.len() - 30);
+    open_seeds.push(encode_open(0, &torn, b""));
+    open_seeds.push(encode_open(
+        0,
+        b"\n\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n",
+        b"redb",
+    ));
+    write_all(&out.join("open_log"), &open_seeds);
+
+    // operations: pseudo-random byte strings of a few lengths.
+    let mut state = 0x1234_5678_9abc_def0u64;
+    let mut operations = Vec::new();
+    for len in [8, 16, 32, 64, 128, 256, 512, 1024] {
+        let mut bytes = Vec::with_capacity(len);
+        for _ in 0..len {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            bytes.push(state as u8);
+        }
+        operations.push(bytes);
+    }
+    write_all(&out.join("operations"), &operations);
+}
+
+fn encode_open(mode: u8, a: &[u8], b: &[u8]) -> Vec<u8> {
+    let split = u16::try_from(a.len()).expect("seed parts are small");
+    let mut out = vec![mode];
+    out.extend_from_slice(&split.to_le_bytes());
+    out.extend_from_slice(a);
+    out.extend_from_slice(b);
+    out
+}
+
+fn write_all(dir: &Path, seeds: &[Vec<u8>]) {
+    std::fs::create_dir_all(dir).expect("corpus dir");
+    for (index, seed) in seeds.iter().enumerate() {
+        std::fs::write(dir.join(format!("seed-{index:03}")), seed).expect("write seed");
+    }
+    println!("{}: {} seeds", dir.display(), seeds.len());
+}
