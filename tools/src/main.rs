@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands::{
-    append, bench, context, export, generate, info, list, path, reindex, repair, tree, verify,
+    append, bench, context, demo, export, generate, info, list, path, reindex, repair, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -47,6 +47,7 @@ enum Command {
     List(list::Args),
     Export(export::Args),
     Repair(repair::Args),
+    Demo(demo::Args),
 }
 
 fn main() -> ExitCode {
@@ -74,5 +75,6 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::List(args) => list::run(args, out),
         Command::Export(args) => export::run(args, out),
         Command::Repair(args) => repair::run(args, out),
+        Command::Demo(args) => demo::run(args, out),
     }
 }

@@ -602,3 +602,21 @@ fn repair_migrates_v1() {
     assert_eq!(run_ok(&["path", arg(&path)]), ids_before);
     assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
 }
+
+/// `demo` runs end to end on a small generated transcript and shows each section.
+#[test]
+fn demo_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = run_ok(&["demo", "--entries", "500", "--dir", arg(dir.path())]);
+    for needle in [
+        "== 1. Indexing",
+        "== 2. The sample's tree",
+        "== 3. The sample's context",
+        "messages:       53",
+        "== 4. Timings",
+        "build_context",
+    ] {
+        assert!(text.contains(needle), "missing {needle} in:\n{text}");
+    }
+    assert!(dir.path().join("generated-500.jsonl").exists());
+}

@@ -4,6 +4,7 @@
 pub mod append;
 pub mod bench;
 pub mod context;
+pub mod demo;
 pub mod export;
 pub mod generate;
 pub mod info;
