@@ -1,0 +1,505 @@
+//! The sidecar index is only a cache: whatever happens to it (bit flips, truncation, a file
+//! from another session or from an older state of this one) or to the log behind its back
+//! (rewritten in place, truncated, replaced), `Session::open` never panics and answers exactly
+//! as a replay of the log without index does, and `index_state()` says what it did. Where the
+//! index cannot notice a change (the log rewritten in the middle and grown), a line read through
+//! it is refused (`Error::LogChanged`), never answered stale.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::json;
+use treelog::{Error, IndexState, Session, SessionOptions, Verify, sidecar_path};
+
+type TreeRow = (String, Option<String>, u32, Option<String>, Option<String>);
+
+/// Everything a session answers about its log.
+#[derive(Debug, PartialEq)]
+struct Answers {
+    leaf: Option<String>,
+    path: Vec<String>,
+    context: String,
+    tree: Vec<TreeRow>,
+    labels: Vec<(String, String, String)>,
+    name: Option<String>,
+    entries: Vec<(String, Option<String>, u32, u64, String)>,
+    opaque: Vec<u64>,
+    header: (String, u32, bool, Option<String>),
+}
+
+fn answers(session: &Session) -> treelog::Result<Answers> {
+    Ok(Answers {
+        leaf: session.leaf_id()?,
+        path: session.path_ids(None)?,
+        context: session.build_context(None)?.to_json(),
+        tree: session
+            .tree()?
+            .map(|node| {
+                node.map(|node| {
+                    (
+                        node.id,
+                        node.parent_id,
+                        node.depth,
+                        node.label,
+                        node.label_timestamp,
+                    )
+                })
+            })
+            .collect::<treelog::Result<_>>()?,
+        labels: session.labels()?,
+        name: session.session_name()?,
+        entries: session
+            .entries()?
+            .map(|entry| {
+                entry.map(|entry| {
+                    (
+                        entry.id,
+                        entry.tree_parent_id,
+                        entry.depth,
+                        entry.offset_bytes,
+                        entry.json,
+                    )
+                })
+            })
+            .collect::<treelog::Result<_>>()?,
+        opaque: session
+            .opaque_records()?
+            .into_iter()
+            .map(|record| record.offset_bytes)
+            .collect(),
+        header: {
+            // A made-up header (empty or header-less log) carries the time of the open.
+            let header = session.header();
+            let real = !header.recovered
+                && std::fs::metadata(session.log_path()).is_ok_and(|meta| meta.len() > 0);
+            (
+                header.id.clone(),
+                header.version,
+                header.recovered,
+                real.then(|| header.json.clone()),
+            )
+        },
+    })
+}
+
+fn replay(path: &Path) -> Answers {
+    let options = SessionOptions {
+        use_index: false,
+        ..SessionOptions::default()
+    };
+    answers(&Session::open(path, options).unwrap()).unwrap()
+}
+
+fn open(path: &Path) -> Session {
+    Session::open(path, SessionOptions::default()).unwrap()
+}
+
+/// A private directory, in memory where the machine has one (redb commits fsync).
+fn scratch_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap()
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pi-sample-200.jsonl")
+}
+
+/// A log of a few thousand entries written through the API: branches, labels, compactions,
+/// model and thinking changes, over several 64 KiB hash blocks. Built once per test binary.
+fn generated() -> &'static Path {
+    static LOG: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &LOG.get_or_init(|| {
+        let dir = scratch_dir();
+        let mut session =
+            Session::create(dir.path(), "/work/generated", SessionOptions::default()).unwrap();
+        let mut ids: Vec<String> = Vec::new();
+        for n in 0..2500u64 {
+            let id = match n % 50 {
+                7 => session
+                    .append_model_change("provider", &format!("model-{n}"))
+                    .unwrap(),
+                13 => session.append_thinking_level_change("high").unwrap(),
+                21 => session
+                    .append_label_change(&ids[(n as usize * 7) % ids.len()], Some("mark"))
+                    .unwrap(),
+                29 => {
+                    let kept = ids[ids.len() - 3].clone();
+                    session
+                        .append_compaction(&format!("summary {n}"), &kept, "1234", None, None)
+                        .unwrap()
+                }
+                37 => {
+                    session.branch(&ids[(n as usize * 13) % ids.len()]).unwrap();
+                    session
+                        .append_message(&json!({"role": "user", "content": format!("branch {n}"), "timestamp": n}).to_string())
+                        .unwrap()
+                }
+                45 => session.append_session_info(&format!("name {n}")).unwrap(),
+                _ if n % 2 == 0 => session
+                    .append_message(&json!({"role": "user", "content": format!("question {n} ✓ \"quoted\""), "timestamp": n}).to_string())
+                    .unwrap(),
+                _ => session
+                    .append_message(&json!({"role": "assistant", "content": [{"type": "text", "text": format!("answer {n}")}], "provider": "p", "model": "m", "timestamp": n}).to_string())
+                    .unwrap(),
+            };
+            ids.push(id);
+        }
+        let path = session.log_path().to_path_buf();
+        drop(session);
+        (dir, path)
+    })
+    .1
+}
+
+/// A copy of `log` in a new directory with an index built and flushed by an open.
+fn indexed_copy(log: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = scratch_dir();
+    let path = dir.path().join("session.jsonl");
+    std::fs::write(&path, std::fs::read(log).unwrap()).unwrap();
+    drop(open(&path));
+    assert!(sidecar_path(&path).exists());
+    (dir, path)
+}
+
+/// An indexed copy of a log and the answers of its replay, made once per test binary.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    expected: Answers,
+}
+
+fn fixture(log: &Path) -> &'static Fixture {
+    static SAMPLE: OnceLock<Fixture> = OnceLock::new();
+    static GENERATED: OnceLock<Fixture> = OnceLock::new();
+    let cell = if log == sample() { &SAMPLE } else { &GENERATED };
+    cell.get_or_init(|| {
+        let (dir, path) = indexed_copy(log);
+        Fixture {
+            expected: replay(&path),
+            _dir: dir,
+            path,
+        }
+    })
+}
+
+/// A copy of the fixture's log and sidecar in a new directory (cheaper than indexing again;
+/// the copy is another file, so the first open re-hashes the log against the index).
+fn fixture_copy(log: &Path) -> (tempfile::TempDir, PathBuf) {
+    let fixture = fixture(log);
+    let dir = scratch_dir();
+    let path = dir.path().join("session.jsonl");
+    std::fs::copy(&fixture.path, &path).unwrap();
+    std::fs::copy(sidecar_path(&fixture.path), sidecar_path(&path)).unwrap();
+    (dir, path)
+}
+
+/// What `index_state()` must say after a kind of damage.
+#[derive(Clone, Copy, Debug)]
+enum Expect {
+    Rebuilt,
+    CaughtUp,
+    /// A change the quick check cannot see: lines read through the index are refused.
+    RefusedOrEqual,
+    /// Any state, as long as the answers are right.
+    Any,
+}
+
+/// Opens the damaged copy at `path` and compares it with `expected` (by default, a replay).
+fn check_open(path: &Path, expect: Expect, case: &str, expected: Option<&Answers>) {
+    let log_before = std::fs::read(path).unwrap();
+    let replayed;
+    let expected = match expected {
+        Some(expected) => expected,
+        None => {
+            replayed = replay(path);
+            &replayed
+        }
+    };
+    let session = Session::open(path, SessionOptions::default())
+        .unwrap_or_else(|error| panic!("{case}: open failed: {error}"));
+    let state = session.index_state().clone();
+    match (expect, &state) {
+        (Expect::Rebuilt, IndexState::Rebuilt { .. })
+        | (Expect::CaughtUp, IndexState::CaughtUp { .. })
+        | (Expect::Any | Expect::RefusedOrEqual, _) => {}
+        _ => panic!("{case}: expected {expect:?}, index state {state:?}"),
+    }
+    match (answers(&session), expect) {
+        (Ok(got), _) => assert_eq!(&got, expected, "{case}: answers differ ({state:?})"),
+        (Err(Error::LogChanged { .. }), Expect::RefusedOrEqual) => {}
+        (Err(error), _) => panic!("{case}: {error} ({state:?})"),
+    }
+    drop(session);
+    assert_eq!(
+        std::fs::read(path).unwrap(),
+        log_before,
+        "{case}: open changed the log"
+    );
+    // Whatever the first open did, the next one is clean and right.
+    let again = open(path);
+    match answers(&again) {
+        Ok(got) => assert_eq!(&got, expected, "{case}: answers differ on reopen"),
+        Err(Error::LogChanged { .. }) if matches!(expect, Expect::RefusedOrEqual) => {}
+        Err(error) => panic!("{case}: reopen: {error}"),
+    }
+}
+
+/// A deterministic generator of offsets (xorshift), so failures replay.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound.max(1)
+    }
+}
+
+/// Damage done to the sidecar or the log of an indexed copy, before it is opened.
+#[derive(Clone, Copy, Debug)]
+enum Damage {
+    TruncateSidecar {
+        permille: u64,
+    },
+    EmptySidecar,
+    /// The sidecar of another session's log.
+    ForeignSidecar,
+    /// The sidecar as it was, then more appended to the log: must catch up.
+    OldSidecar,
+    /// One byte in the middle of a line's text changed, the log's length kept.
+    LogRewrittenSameLength,
+    /// The same, with the modification time put back (the change time still moves).
+    LogRewrittenTimesRestored,
+    /// The same, and then a line appended: only the per-line crc32 sees it.
+    LogRewrittenAndGrown,
+    LogTruncated {
+        permille: u64,
+    },
+    /// Another session's log renamed over this one.
+    LogReplacedByOther,
+    /// A copy of the same log with a line more, renamed over it (another inode).
+    LogReplacedByCopy,
+}
+
+fn damage(log: &Path, path: &Path, damage: Damage) -> Expect {
+    let sidecar = sidecar_path(path);
+    match damage {
+        Damage::TruncateSidecar { permille } => {
+            let len = std::fs::metadata(&sidecar).unwrap().len();
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&sidecar)
+                .unwrap();
+            file.set_len(len * permille / 1000).unwrap();
+            Expect::Any
+        }
+        Damage::EmptySidecar => {
+            std::fs::write(&sidecar, b"").unwrap();
+            Expect::Rebuilt
+        }
+        Damage::ForeignSidecar => {
+            let other = if log == sample() {
+                generated().to_path_buf()
+            } else {
+                sample()
+            };
+            std::fs::copy(sidecar_path(&fixture(&other).path), &sidecar).unwrap();
+            Expect::Rebuilt
+        }
+        Damage::OldSidecar => {
+            let old = std::fs::read(&sidecar).unwrap();
+            let mut session = open(path);
+            for n in 0..5 {
+                session
+                    .append_message(
+                        &json!({"role": "user", "content": format!("later {n}")}).to_string(),
+                    )
+                    .unwrap();
+            }
+            drop(session);
+            std::fs::write(&sidecar, old).unwrap();
+            Expect::CaughtUp
+        }
+        Damage::LogRewrittenSameLength
+        | Damage::LogRewrittenTimesRestored
+        | Damage::LogRewrittenAndGrown => {
+            let modified = std::fs::metadata(path).unwrap().modified().unwrap();
+            let mut bytes = std::fs::read(path).unwrap();
+            let at = find_text_byte(&bytes, bytes.len() / 2);
+            bytes[at] = if bytes[at] == b'q' { b'Q' } else { b'q' };
+            // In place (same inode), as an editor saving over the file would not do but a
+            // buggy tool might.
+            std::fs::write(path, &bytes).unwrap();
+            if matches!(damage, Damage::LogRewrittenTimesRestored) {
+                let file = std::fs::File::options().write(true).open(path).unwrap();
+                file.set_modified(modified).unwrap();
+            }
+            if !matches!(damage, Damage::LogRewrittenAndGrown) {
+                Expect::Rebuilt
+            } else {
+                let mut session = Session::open(
+                    path,
+                    SessionOptions {
+                        use_index: false,
+                        ..SessionOptions::default()
+                    },
+                )
+                .unwrap();
+                session
+                    .append_message(r#"{"role":"user","content":"grown"}"#)
+                    .unwrap();
+                Expect::RefusedOrEqual
+            }
+        }
+        Damage::LogTruncated { permille } => {
+            let len = std::fs::metadata(path).unwrap().len();
+            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+            file.set_len(len * permille / 1000).unwrap();
+            Expect::Rebuilt
+        }
+        Damage::LogReplacedByOther => {
+            let other = if log == sample() {
+                generated().to_path_buf()
+            } else {
+                sample()
+            };
+            let temp = path.with_extension("other");
+            std::fs::copy(other, &temp).unwrap();
+            std::fs::rename(&temp, path).unwrap();
+            Expect::Rebuilt
+        }
+        Damage::LogReplacedByCopy => {
+            let mut bytes = std::fs::read(path).unwrap();
+            let last = bytes[..bytes.len() - 1]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |at| at + 1);
+            let copied = bytes[last..].to_vec();
+            let mut line: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_slice(&copied).unwrap();
+            line.insert("id".into(), json!("copyline"));
+            bytes.extend_from_slice(serde_json::to_string(&line).unwrap().as_bytes());
+            bytes.push(b'\n');
+            let temp = path.with_extension("copy");
+            std::fs::write(&temp, bytes).unwrap();
+            std::fs::rename(&temp, path).unwrap();
+            Expect::CaughtUp
+        }
+    }
+}
+
+/// The offset of a lowercase letter inside a JSON string value, at or after `from`, so that
+/// changing it changes a line's text but not its structure.
+fn find_text_byte(bytes: &[u8], from: usize) -> usize {
+    let marker = b"\"content\":\"";
+    let start = bytes[from..]
+        .windows(marker.len())
+        .position(|window| window == marker)
+        .map(|at| from + at + marker.len())
+        .or_else(|| {
+            bytes
+                .windows(marker.len())
+                .position(|window| window == marker)
+                .map(|at| at + marker.len())
+        })
+        .expect("a line with string content");
+    start
+        + bytes[start..]
+            .iter()
+            .position(u8::is_ascii_lowercase)
+            .unwrap()
+}
+
+/// Every kind of damage, with `truncations` sidecar truncations at random lengths.
+fn cases(truncations: usize) -> Vec<Damage> {
+    let mut cases = vec![
+        Damage::EmptySidecar,
+        Damage::ForeignSidecar,
+        Damage::OldSidecar,
+        Damage::LogRewrittenSameLength,
+        Damage::LogRewrittenTimesRestored,
+        Damage::LogRewrittenAndGrown,
+        Damage::LogTruncated { permille: 500 },
+        Damage::LogTruncated { permille: 999 },
+        Damage::LogTruncated { permille: 0 },
+        Damage::LogReplacedByOther,
+        Damage::LogReplacedByCopy,
+        Damage::TruncateSidecar { permille: 0 },
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..truncations {
+        cases.push(Damage::TruncateSidecar {
+            permille: rng.below(1000),
+        });
+    }
+    cases
+}
+
+fn run_cases(log: &Path, cases: &[Damage]) {
+    for case in cases {
+        let sidecar_only = matches!(
+            case,
+            Damage::TruncateSidecar { .. } | Damage::EmptySidecar | Damage::ForeignSidecar
+        );
+        // Damage to the log needs an index made for this very file (same inode and times).
+        let (_dir, path) = if sidecar_only {
+            fixture_copy(log)
+        } else {
+            indexed_copy(log)
+        };
+        let expect = damage(log, &path, *case);
+        let expected = sidecar_only.then(|| &fixture(log).expected);
+        check_open(
+            &path,
+            expect,
+            &format!("{}: {case:?}", log.display()),
+            expected,
+        );
+    }
+}
+
+/// Every kind of damage to the sidecar or the log, on pi's own transcript: open never panics
+/// and answers as a replay does.
+#[test]
+fn damage_to_pi_sample() {
+    run_cases(&sample(), &cases(8));
+}
+
+/// The same table on a log of thousands of entries written through the API.
+#[test]
+fn damage_to_generated_log() {
+    run_cases(generated(), &cases(2));
+}
+
+/// A full verification notices a same-length rewrite even when the file times were restored.
+#[test]
+fn full_verify_sees_a_rewrite_with_restored_times() {
+    for log in [sample(), generated().to_path_buf()] {
+        let (_dir, path) = indexed_copy(&log);
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = find_text_byte(&bytes, 100);
+        bytes[at] = if bytes[at] == b'q' { b'Q' } else { b'q' };
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(modified).unwrap();
+        drop(file);
+        let expected = replay(&path);
+        let session = Session::open(
+            &path,
+            SessionOptions {
+                verify: Verify::Full,
+                ..SessionOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            matches!(session.index_state(), IndexState::Rebuilt { .. }),
+            "{:?}",
+            session.index_state()
+        );
+        assert_eq!(answers(&session).unwrap(), expected);
+    }
+}
