@@ -144,6 +144,9 @@ pub struct Snapshot {
     pub tail_block_start_bytes: u64,
     /// blake3 of the bytes from `tail_block_start_bytes` to `indexed_len_bytes`.
     pub tail_hash: [u8; 32],
+    /// The log's length when `device` .. `changed_ns` were observed (at least
+    /// `indexed_len_bytes`; more when the log ended in a torn or unfinished line).
+    pub observed_len_bytes: u64,
 }
 
 impl Snapshot {
@@ -162,6 +165,7 @@ impl Snapshot {
         out.extend_from_slice(&self.first_line_hash);
         out.extend_from_slice(&self.tail_block_start_bytes.to_le_bytes());
         out.extend_from_slice(&self.tail_hash);
+        out.extend_from_slice(&self.observed_len_bytes.to_le_bytes());
         out.resize(SNAPSHOT_LEN, 0);
         out
     }
@@ -184,6 +188,7 @@ impl Snapshot {
             first_line_hash: reader.hash(),
             tail_block_start_bytes: reader.u64(),
             tail_hash: reader.hash(),
+            observed_len_bytes: reader.u64(),
         })
     }
 }
@@ -342,7 +347,7 @@ impl Reader<'_> {
 }
 
 const _: () = assert!(
-    SNAPSHOT_LEN >= 8 * 6 + 32 + 8 + 32,
+    SNAPSHOT_LEN >= 8 * 6 + 32 + 8 + 32 + 8,
     "the snapshot fields fit its fixed length"
 );
 

@@ -38,7 +38,8 @@ pub enum Verify {
     /// Header line, length, the last hash block, file identity: reads at most one block.
     #[default]
     Quick,
-    /// Also re-hashes the whole indexed prefix and compares every block.
+    /// Also re-hashes the whole indexed prefix and compares every block, and verifies every
+    /// page of the index against redb's checksums (reads the whole log and the whole index).
     Full,
 }
 
@@ -193,7 +194,14 @@ impl Store {
         } else if !sidecar_path.exists() {
             Some("no index yet".to_string())
         } else {
-            match guarded(sidecar_path, || open_database_read_only(sidecar_path)) {
+            // A full check also verifies every page of the index against redb's checksums: a
+            // quick open trusts the pages, so a flipped bit there can change an answer.
+            let opened = if verify == Verify::Full {
+                guarded(sidecar_path, || open_database_checked(sidecar_path))
+            } else {
+                guarded(sidecar_path, || open_database_read_only(sidecar_path))
+            };
+            match opened {
                 Err(error) => Some(format!("sidecar cannot be opened as an index: {error}")),
                 Ok(db) => {
                     store.db = Some(db);
@@ -403,7 +411,8 @@ impl Store {
         let same_file = identity.device == snapshot.device && identity.inode == snapshot.inode;
         let untouched = identity.modified_ns == snapshot.modified_ns
             && identity.changed_ns == snapshot.changed_ns;
-        let rewritten_in_place = identity.len_bytes == snapshot.indexed_len_bytes && !untouched;
+        // Same length as observed but other times: written without growing (a rewrite).
+        let rewritten_in_place = identity.len_bytes == snapshot.observed_len_bytes && !untouched;
         if (verify == Verify::Full || !same_file || rewritten_in_place)
             && let Err(reason) = self.verify_blocks(storage, &snapshot)?
         {
@@ -636,18 +645,9 @@ impl Store {
             next_seq: self.next_seq,
             device: identity.device,
             inode: identity.inode,
-            // Recorded only when the file holds exactly the indexed bytes, so that a later
-            // same-length rewrite shows up as a change of these times.
-            modified_ns: if identity.len_bytes == self.indexed_len_bytes {
-                identity.modified_ns
-            } else {
-                -1
-            },
-            changed_ns: if identity.len_bytes == self.indexed_len_bytes {
-                identity.changed_ns
-            } else {
-                -1
-            },
+            modified_ns: identity.modified_ns,
+            changed_ns: identity.changed_ns,
+            observed_len_bytes: identity.len_bytes.max(self.indexed_len_bytes),
             first_line_hash: self.first_line_hash,
             tail_block_start_bytes: self.hasher.tail_block_start_bytes(),
             tail_hash: self.hasher.tail_hash(),
@@ -1055,6 +1055,17 @@ fn open_database_read_only(path: &Path) -> Result<Db> {
         .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
         .open_read_only(path)
         .map(Db::ReadOnly)
+        .map_err(|e| index_error(path, e))
+}
+
+/// A read-write handle whose open verifies the checksum of every page of the committed trees
+/// (it reads the whole sidecar): a damaged file fails to open instead of being trusted.
+fn open_database_checked(path: &Path) -> Result<Db> {
+    Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .set_check_integrity_on_open(true)
+        .open(path)
+        .map(Db::Writer)
         .map_err(|e| index_error(path, e))
 }
 
