@@ -2,12 +2,13 @@
 //! the library. Deterministic for a seed: every choice and every message `timestamp` comes
 //! from a small PRNG; only the entry timestamps and ids come from the library (clock, random).
 //!
-//! Two writers produce the same lines. [`Writer::Session`] appends each entry with the
-//! session API (`append`, `branch`, `branch_with_summary`; `Durability::None`): every append
-//! locks, stats, catches up and reads back, about 40 to 90 µs. [`Writer::Bulk`] encodes each
-//! line with the library's own encoder (`NewEntry::encode`, `new_entry_id`), writes them
-//! through one buffer and then indexes the file with one `Session::open`: the same bytes, about
-//! ten times faster, which is what makes a million entries a matter of seconds.
+//! Entries are queued as a chain from the leaf and handed over in one call whenever an id is
+//! needed (a branch, a label, a compaction) or 256 are queued. Two writers produce the same
+//! lines. [`Writer::Session`] appends each chain with the session API
+//! (`Session::append_many`, `Session::branch`; `Durability::None`): one lock, one write and
+//! one read-back per chain. [`Writer::Bulk`] encodes each line with the library's own encoder
+//! (`NewEntry::encode`, `new_entry_id`), writes them through one buffer and then indexes the
+//! file with one `Session::open`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -220,6 +221,8 @@ const MODELS: &[(&str, &str, &str)] = &[
 ];
 /// Ids of the current path kept for choosing branch points, compaction and label targets.
 const PATH_TAIL_MAX: usize = 512;
+/// Entries queued before they are appended in one call (bounds memory between branches).
+const PENDING_MAX: usize = 256;
 
 /// Appends `text` as a JSON string literal.
 fn push_json_str(out: &mut String, text: &str) {
@@ -297,8 +300,9 @@ impl Corpus {
 
 /// Where the generator's entries go.
 trait Sink {
-    /// Appends `entry` as a child of the leaf, which it becomes; returns its id.
-    fn append(&mut self, entry: NewEntry) -> Result<String, CliError>;
+    /// Appends `entries` as a chain from the leaf (each the child of the one before); the last
+    /// becomes the leaf. Returns their ids.
+    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, CliError>;
     /// Moves the leaf to `id`.
     fn branch(&mut self, id: &str) -> Result<(), CliError>;
     /// Ends the writing; returns the time spent indexing afterwards.
@@ -306,8 +310,8 @@ trait Sink {
 }
 
 impl Sink for Session {
-    fn append(&mut self, entry: NewEntry) -> Result<String, CliError> {
-        Ok(Session::append(self, entry)?)
+    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, CliError> {
+        Ok(Session::append_many(self, entries)?)
     }
 
     fn branch(&mut self, id: &str) -> Result<(), CliError> {
@@ -330,19 +334,23 @@ struct BulkSink<'a> {
 }
 
 impl Sink for BulkSink<'_> {
-    fn append(&mut self, entry: NewEntry) -> Result<String, CliError> {
-        let id = treelog::format::ids::new_entry_id(|candidate| self.ids.contains(candidate));
+    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, CliError> {
+        let mut ids = Vec::with_capacity(entries.len());
         let timestamp = treelog::format::time::format_iso_ms(now_ms());
-        let line = entry.encode(&id, self.leaf.as_deref(), &timestamp);
-        self.line.clear();
-        self.line.extend_from_slice(line.as_bytes());
-        self.line.push(b'\n');
-        self.file
-            .write_all(&self.line)
-            .map_err(|e| CliError::io(self.path, "write", e))?;
-        self.ids.insert(id.clone());
-        self.leaf = Some(id.clone());
-        Ok(id)
+        for entry in entries {
+            let id = treelog::format::ids::new_entry_id(|candidate| self.ids.contains(candidate));
+            let line = entry.encode(&id, self.leaf.as_deref(), &timestamp);
+            self.line.clear();
+            self.line.extend_from_slice(line.as_bytes());
+            self.line.push(b'\n');
+            self.file
+                .write_all(&self.line)
+                .map_err(|e| CliError::io(self.path, "write", e))?;
+            self.ids.insert(id.clone());
+            self.leaf = Some(id.clone());
+            ids.push(id);
+        }
+        Ok(ids)
     }
 
     fn branch(&mut self, id: &str) -> Result<(), CliError> {
@@ -381,8 +389,10 @@ struct Generator<'a> {
     corpus: Corpus,
     options: &'a GenOptions,
     sink: Box<dyn Sink + 'a>,
-    /// The last ids of the current path, oldest first.
+    /// The last ids of the current path, oldest first (entries still pending come after).
     path_tail: Vec<String>,
+    /// Entries chained from the leaf, not yet handed to the sink (see [`Generator::flush`]).
+    pending: Vec<NewEntry>,
     message_ms: i64,
     model: usize,
     tool_calls: u64,
@@ -434,6 +444,7 @@ pub fn generate(
         options,
         sink,
         path_tail: Vec::new(),
+        pending: Vec::new(),
         message_ms,
         tool_calls: 0,
         summary: GenSummary::default(),
@@ -474,12 +485,31 @@ impl Generator<'_> {
         self.summary.entries >= self.options.entries
     }
 
-    fn note(&mut self, id: String) {
+    /// Queues `entry` as the next link of the chain from the leaf.
+    fn push(&mut self, entry: NewEntry) {
         self.summary.entries += 1;
-        if self.path_tail.len() == PATH_TAIL_MAX {
-            self.path_tail.drain(..PATH_TAIL_MAX / 2);
+        self.pending.push(entry);
+    }
+
+    /// Hands the pending chain to the sink in one call (for a session: one lock, one write)
+    /// and records the new ids on the path. Called before anything that needs an id.
+    fn flush(&mut self) -> Result<(), CliError> {
+        if self.pending.is_empty() {
+            return Ok(());
         }
-        self.path_tail.push(id);
+        let ids = self.sink.append_many(std::mem::take(&mut self.pending))?;
+        for id in ids {
+            if self.path_tail.len() == PATH_TAIL_MAX {
+                self.path_tail.drain(..PATH_TAIL_MAX / 2);
+            }
+            self.path_tail.push(id);
+        }
+        Ok(())
+    }
+
+    /// Entries on the current path known to the generator (recorded or pending).
+    fn path_len(&self) -> usize {
+        self.path_tail.len() + self.pending.len()
     }
 
     fn run(&mut self, progress: &mut impl FnMut(u64)) -> Result<(), CliError> {
@@ -489,22 +519,22 @@ impl Generator<'_> {
             if self.done() {
                 return Ok(());
             }
-            let id = match step {
-                0 => self.sink.append(NewEntry::ModelChange {
+            let entry = match step {
+                0 => NewEntry::ModelChange {
                     provider: provider.into(),
                     model_id: model.into(),
-                })?,
+                },
                 1 => {
                     let level = *self.rng.pick(LEVELS);
-                    self.sink.append(NewEntry::ThinkingLevelChange {
+                    NewEntry::ThinkingLevelChange {
                         thinking_level: level.into(),
-                    })?
+                    }
                 }
-                _ => self.sink.append(NewEntry::SessionInfo {
+                _ => NewEntry::SessionInfo {
                     name: format!("synthetic session seed={}", self.options.seed),
-                })?,
+                },
             };
-            self.note(id);
+            self.push(entry);
         }
         let mut next_compaction = self.options.compact_every;
         let mut reported = 0;
@@ -520,11 +550,15 @@ impl Generator<'_> {
             if !self.done() {
                 self.extras()?;
             }
+            if self.pending.len() >= PENDING_MAX {
+                self.flush()?;
+            }
             if self.summary.entries - reported >= 4096 {
                 reported = self.summary.entries;
                 progress(reported);
             }
         }
+        self.flush()?;
         progress(self.summary.entries);
         Ok(())
     }
@@ -561,20 +595,20 @@ impl Generator<'_> {
         if self.done() {
             return Ok(());
         }
-        let id = self.sink.append(NewEntry::Message {
+        self.push(NewEntry::Message {
             message: raw(json)?,
-        })?;
+        });
         self.summary.messages += 1;
-        self.note(id);
         Ok(())
     }
 
     /// With the branch rate's chance, moves the leaf back to an earlier entry on the path,
     /// sometimes leaving a branch summary there.
     fn maybe_branch(&mut self) -> Result<(), CliError> {
-        if self.path_tail.len() < 4 || !self.rng.chance(self.options.branch_rate) {
+        if self.path_len() < 4 || !self.rng.chance(self.options.branch_rate) {
             return Ok(());
         }
+        self.flush()?;
         let back = self
             .rng
             .between(2, (self.path_tail.len() as u64 - 1).min(40)) as usize;
@@ -587,19 +621,19 @@ impl Generator<'_> {
             // What `Session::branch_with_summary` appends after moving the leaf.
             let summary = format!("## Abandoned branch\n{}", self.words(40, 160));
             let details = r#"{"readFiles":["src/lib.rs"],"modifiedFiles":[]}"#;
-            let id = self.sink.append(NewEntry::BranchSummary {
+            self.push(NewEntry::BranchSummary {
                 from_id: target,
                 summary,
                 details: Some(raw(details.into())?),
                 from_hook: None,
-            })?;
-            self.note(id);
+            });
         }
         Ok(())
     }
 
     /// A compaction keeping the path from an entry some turns back.
     fn compaction(&mut self) -> Result<(), CliError> {
+        self.flush()?;
         let back = self.rng.between(4, 30).min(self.path_tail.len() as u64 - 1) as usize;
         let first_kept = self.path_tail[self.path_tail.len() - 1 - back].clone();
         let summary = format!(
@@ -609,45 +643,45 @@ impl Generator<'_> {
         );
         let tokens = self.rng.between(20_000, 180_000).to_string();
         let details = r#"{"readFiles":["src/session.rs"],"modifiedFiles":["src/lib.rs"]}"#;
-        let id = self.sink.append(NewEntry::Compaction {
+        self.push(NewEntry::Compaction {
             summary,
             first_kept_entry_id: first_kept,
             tokens_before: raw(tokens)?,
             details: Some(raw(details.into())?),
             from_hook: None,
-        })?;
+        });
         self.summary.compactions += 1;
-        self.note(id);
         Ok(())
     }
 
     /// Occasional model and thinking changes, labels, custom entries and renames.
     fn extras(&mut self) -> Result<(), CliError> {
         let roll = self.rng.below(1000);
-        let id = match roll {
+        let entry = match roll {
             0..=19 => {
                 self.model = self.rng.below(MODELS.len() as u64) as usize;
                 let (provider, model, _) = MODELS[self.model];
-                self.sink.append(NewEntry::ModelChange {
+                NewEntry::ModelChange {
                     provider: provider.into(),
                     model_id: model.into(),
-                })?
+                }
             }
             20..=39 => {
                 let level = *self.rng.pick(LEVELS);
-                self.sink.append(NewEntry::ThinkingLevelChange {
+                NewEntry::ThinkingLevelChange {
                     thinking_level: level.into(),
-                })?
+                }
             }
             40..=79 => {
+                self.flush()?;
                 let back = self.rng.below(self.path_tail.len().min(20) as u64) as usize;
                 let target = self.path_tail[self.path_tail.len() - 1 - back].clone();
                 let label = format!("mark-{}", self.summary.labels + 1);
                 self.summary.labels += 1;
-                self.sink.append(NewEntry::Label {
+                NewEntry::Label {
                     target_id: target,
                     label: Some(label),
-                })?
+                }
             }
             80..=139 => {
                 let mut data = String::from("{\"counter\":");
@@ -655,21 +689,21 @@ impl Generator<'_> {
                 data.push_str(",\"note\":");
                 self.push_words(&mut data, 20, 60);
                 data.push('}');
-                self.sink.append(NewEntry::Custom {
+                NewEntry::Custom {
                     custom_type: "bench-ext/state".into(),
                     data: Some(raw(data)?),
-                })?
+                }
             }
             140..=144 => {
                 let mut content = String::from("[{\"type\":\"text\",\"text\":");
                 self.push_words(&mut content, 30, 90);
                 content.push_str("}]");
-                self.sink.append(NewEntry::CustomMessage {
+                NewEntry::CustomMessage {
                     custom_type: "bench-ext/note".into(),
                     content: raw(content)?,
                     display: false,
                     details: Some(raw(r#"{"source":"gen"}"#.into())?),
-                })?
+                }
             }
             145..=146 => {
                 let name = format!(
@@ -677,11 +711,11 @@ impl Generator<'_> {
                     self.options.seed,
                     self.rng.pick(WORDS)
                 );
-                self.sink.append(NewEntry::SessionInfo { name })?
+                NewEntry::SessionInfo { name }
             }
             _ => return Ok(()),
         };
-        self.note(id);
+        self.push(entry);
         Ok(())
     }
 

@@ -282,8 +282,8 @@ fn tree_shape(path: &Path) -> Vec<(u64, bool)> {
 #[test]
 fn gen_is_deterministic_and_clean() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let bulk = dir.path().join("bulk.jsonl");
     let via_session = dir.path().join("session.jsonl");
+    let bulk = dir.path().join("bulk.jsonl");
     let common = [
         "--entries",
         "400",
@@ -296,15 +296,9 @@ fn gen_is_deterministic_and_clean() {
         "--payload-bytes",
         "300",
     ];
-    let summary = run_ok(&[&["gen", arg(&bulk)][..], &common[..]].concat());
+    let summary = run_ok(&[&["gen", arg(&via_session)][..], &common[..]].concat());
     assert!(summary.starts_with("wrote 400 entries"), "{summary}");
-    run_ok(
-        &[
-            &["gen", arg(&via_session), "--via-session"][..],
-            &common[..],
-        ]
-        .concat(),
-    );
+    run_ok(&[&["gen", arg(&bulk), "--bulk"][..], &common[..]].concat());
     let info_bulk: Value = serde_json::from_str(&run_ok(&["info", arg(&bulk), "--json"])).unwrap();
     let info_session: Value =
         serde_json::from_str(&run_ok(&["info", arg(&via_session), "--json"])).unwrap();

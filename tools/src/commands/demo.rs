@@ -67,7 +67,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
                 compact_every: 2_000,
                 payload_bytes: 1024,
                 cwd: "/home/dev/project".into(),
-                writer: Writer::Bulk,
+                writer: Writer::Session,
             },
             |done| bar.set_position(done),
         )?;

@@ -14,10 +14,9 @@ use crate::synth::{self, GenOptions, Writer};
 /// and thinking changes, labels, custom entries and renames, a compaction every K entries and
 /// branches (some with a branch summary). The file must not exist. Prints a one-line summary.
 ///
-/// Lines are encoded by the library exactly as `Session::append` encodes them and written in
-/// bulk, then the file is indexed by one open (a million entries take seconds); with
-/// --via-session each entry goes through `Session::append` instead (Durability::None, about
-/// ten times slower: every append locks, stats and reads the log back).
+/// Entries go through the session API (`Session::append_many` for each chain between
+/// branch points, `Session::branch`; Durability::None); with --bulk, lines are encoded by the
+/// library's own encoder, written through one buffer and indexed by one open afterwards.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The new session log (.jsonl) to write.
@@ -40,9 +39,10 @@ pub struct Args {
     /// The cwd written in the header.
     #[arg(long, default_value = "/home/dev/project")]
     pub cwd: String,
-    /// Append each entry with the session API instead of writing lines in bulk.
+    /// Write encoded lines in bulk and index the file afterwards, instead of appending
+    /// through the session API.
     #[arg(long)]
-    pub via_session: bool,
+    pub bulk: bool,
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
@@ -59,10 +59,10 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         compact_every: args.compact_every,
         payload_bytes: args.payload_bytes,
         cwd: args.cwd,
-        writer: if args.via_session {
-            Writer::Session
-        } else {
+        writer: if args.bulk {
             Writer::Bulk
+        } else {
+            Writer::Session
         },
     };
     let bar = progress::items(args.entries, "entries");
