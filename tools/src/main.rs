@@ -33,9 +33,6 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    Bench(bench::Args),
-    #[command(hide = true)]
-    BenchProbe(bench::ProbeArgs),
     Context(context::Args),
     Path(path::Args),
     Tree(tree::Args),
@@ -48,6 +45,9 @@ enum Command {
     Export(export::Args),
     Repair(repair::Args),
     Demo(demo::Args),
+    Bench(bench::Args),
+    #[command(hide = true)]
+    BenchProbe(bench::ProbeArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,8 +62,6 @@ fn main() -> ExitCode {
 
 fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
     match command {
-        Command::Bench(args) => bench::run(args, out),
-        Command::BenchProbe(args) => bench::run_probe(args, out),
         Command::Context(args) => context::run(args, out),
         Command::Path(args) => path::run(args, out),
         Command::Tree(args) => tree::run(args, out),
@@ -76,5 +74,7 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Export(args) => export::run(args, out),
         Command::Repair(args) => repair::run(args, out),
         Command::Demo(args) => demo::run(args, out),
+        Command::Bench(args) => bench::run(args, out),
+        Command::BenchProbe(args) => bench::run_probe(args, out),
     }
 }

@@ -614,3 +614,60 @@ fn demo_runs() {
     }
     assert!(dir.path().join("generated-500.jsonl").exists());
 }
+
+/// Starts `treelog append FILE extra...` with a piped stdin, returning the child.
+fn spawn_append(path: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_treelog"))
+        .args([&["append", arg(path)][..], extra].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn treelog append")
+}
+
+/// Another writer appending after this one's leaf is a conflict: exit 1 with
+/// `--on-conflict fail` (the default), and the append follows the new tip with `follow`.
+#[test]
+fn append_conflict_policies() {
+    for (policy, code) in [("fail", 1), ("follow", 0)] {
+        let (_dir, path) = sample_copy();
+        let mut child = spawn_append(&path, &["--on-conflict", policy]);
+        let mut input = child.stdin.take().expect("stdin");
+        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        input
+            .write_all(b"{\"role\":\"user\",\"content\":\"first\",\"timestamp\":1}\n")
+            .unwrap();
+        input.flush().unwrap();
+        let mut first = String::new();
+        reader.read_line(&mut first).expect("first id");
+        // A second process appends a child of the first one's leaf meanwhile.
+        let other = treelog(
+            &["append", arg(&path)],
+            "{\"role\":\"user\",\"content\":\"other\",\"timestamp\":2}\n",
+        );
+        assert_exit(&other, 0);
+        let other_id = stdout(&other).trim().to_string();
+        input
+            .write_all(b"{\"role\":\"user\",\"content\":\"second\",\"timestamp\":3}\n")
+            .unwrap();
+        drop(input);
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut rest).unwrap();
+        let output = child.wait_with_output().expect("wait");
+        assert_exit(&output, code);
+        let path_ids = run_ok(&["path", arg(&path)]);
+        let tail: Vec<&str> = path_ids.lines().rev().take(3).collect();
+        if policy == "fail" {
+            assert!(
+                stderr(&output).contains("stale view"),
+                "{}",
+                stderr(&output)
+            );
+            assert_eq!(tail[0], other_id);
+            assert!(rest.is_empty());
+        } else {
+            assert_eq!(tail, vec![rest.trim(), other_id.as_str(), first.trim()]);
+        }
+    }
+}
