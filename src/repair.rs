@@ -429,3 +429,62 @@ fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<
     fixes.push(fix((header.line, header.offset_bytes), description));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Plan {
+        plan_repair(Path::new("/nowhere/log.jsonl"), text.as_bytes(), "/cwd").expect("plan")
+    }
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
+    const ENTRY: &str = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x","timestamp":1}}"#;
+
+    /// A healthy log needs nothing, and its content is left exactly as it is.
+    #[test]
+    fn healthy_log_is_untouched() {
+        let text = format!("{HEADER}\n{ENTRY}\n");
+        let plan = plan(&text);
+        assert!(plan.is_empty());
+        assert_eq!(plan.content, text.as_bytes());
+    }
+
+    /// A header further down moves to the top; no line is lost.
+    #[test]
+    fn later_header_moves_up() {
+        let plan = plan(&format!("{ENTRY}\n{HEADER}\n"));
+        assert_eq!(plan.fixes.len(), 1);
+        assert_eq!(plan.content, format!("{HEADER}\n{ENTRY}\n").as_bytes());
+    }
+
+    /// A session record without an id keeps its fields and gains an id.
+    #[test]
+    fn header_without_id_gets_one() {
+        let plan = plan(&format!(
+            "{{\"type\":\"session\",\"version\":3,\"cwd\":\"/y\"}}\n{ENTRY}\n"
+        ));
+        let first = String::from_utf8(plan.content).expect("UTF-8");
+        let header: Value =
+            serde_json::from_str(first.lines().next().expect("a line")).expect("JSON");
+        assert_eq!(header["cwd"], "/y");
+        assert!(header["id"].is_string());
+    }
+
+    /// A v2 log keeps its ids; only roles and the version change.
+    #[test]
+    fn v2_migration() {
+        let header = r#"{"type":"session","version":2,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
+        let hook = r#"{"type":"message","id":"h","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"hookMessage","content":"x","timestamp":1}}"#;
+        let plan = plan(&format!("{header}\n{hook}\n"));
+        let text = String::from_utf8(plan.content).expect("UTF-8");
+        assert_eq!(
+            text,
+            format!(
+                "{}\n{}\n",
+                header.replace("\"version\":2", "\"version\":3"),
+                hook.replace("hookMessage", "custom")
+            )
+        );
+    }
+}

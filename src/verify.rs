@@ -717,3 +717,83 @@ fn compare_index(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#;
+
+    fn message(id: &str, parent: Option<&str>) -> String {
+        let parent = parent.map_or("null".to_string(), |parent| format!("\"{parent}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"x","timestamp":1}}}}"#
+        )
+    }
+
+    /// Verifies a log made of `lines` and returns (kind, line) of each problem.
+    fn problems(lines: &[String]) -> Vec<(ProblemKind, Option<u64>)> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, format!("{}\n", lines.join("\n"))).expect("write log");
+        verify_log(&path, true)
+            .expect("verify runs")
+            .problems
+            .into_iter()
+            .map(|problem| (problem.kind, problem.line))
+            .collect()
+    }
+
+    /// A clean log has no problems.
+    #[test]
+    fn clean_log() {
+        let lines = [
+            HEADER.to_string(),
+            message("a", None),
+            message("b", Some("a")),
+        ];
+        assert_eq!(problems(&lines), vec![]);
+    }
+
+    /// Two entries naming each other as parents are a cycle (pi loops on it), reported once,
+    /// besides the forward reference that makes one of them dangle.
+    #[test]
+    fn parent_cycle() {
+        let lines = [
+            HEADER.to_string(),
+            message("a", Some("b")),
+            message("b", Some("a")),
+        ];
+        assert_eq!(
+            problems(&lines),
+            vec![
+                (ProblemKind::DanglingParent, Some(2)),
+                (ProblemKind::Cycle, Some(2)),
+            ]
+        );
+    }
+
+    /// A compaction whose first kept entry is on another branch is reported at its line.
+    #[test]
+    fn compaction_first_kept_off_path() {
+        let compaction = r#"{"type":"compaction","id":"c","parentId":"b","timestamp":"2025-01-01T00:00:02.000Z","summary":"s","firstKeptEntryId":"x","tokensBefore":1}"#;
+        let lines = [
+            HEADER.to_string(),
+            message("a", None),
+            message("x", Some("a")),
+            message("b", Some("a")),
+            compaction.to_string(),
+        ];
+        assert_eq!(
+            problems(&lines),
+            vec![(ProblemKind::CompactionFirstKept, Some(5))]
+        );
+    }
+
+    /// A missing header is reported at the first line; a blank line before it is no problem.
+    #[test]
+    fn missing_header() {
+        let lines = [String::new(), message("a", None)];
+        assert_eq!(problems(&lines), vec![(ProblemKind::Header, Some(2))]);
+    }
+}
