@@ -1084,6 +1084,9 @@ impl Session {
     /// The lines of `records` (in file order along a path), each checked against its crc32.
     /// Lines that lie close together, as a path's lines usually do, are read with one read.
     pub(crate) fn read_lines(&self, records: &[&Record]) -> Result<Vec<String>> {
+        for record in records {
+            self.check_line_bounds(record)?;
+        }
         let needed: u64 = records
             .iter()
             .map(|record| u64::from(record.len_bytes) + 1)
@@ -1125,6 +1128,7 @@ impl Session {
 
     /// The line of `record`, checked against its crc32 before it is trusted.
     pub(crate) fn read_line(&self, record: &Record) -> Result<String> {
+        self.check_line_bounds(record)?;
         let mut bytes = vec![0; record.len_bytes as usize];
         read_exact_at(self.storage.as_ref(), record.offset_bytes, &mut bytes).map_err(|error| {
             Error::LogChanged {
@@ -1134,6 +1138,26 @@ impl Session {
             }
         })?;
         self.checked_line(record, bytes)
+    }
+
+    /// A record from a damaged index could name any range: it must lie inside the indexed
+    /// prefix and be no longer than a parsed line can be, before a buffer is allocated for it.
+    fn check_line_bounds(&self, record: &Record) -> Result<()> {
+        let end = record
+            .offset_bytes
+            .checked_add(u64::from(record.len_bytes) + 1);
+        if end.is_none_or(|end| end > self.store.indexed_len_bytes)
+            || record.len_bytes as usize > crate::limits::LINE_LEN_MAX
+        {
+            return Err(Error::Index {
+                path: crate::index::sidecar_path(self.log_path()),
+                reason: format!(
+                    "a record names bytes {}..+{} outside the {} indexed bytes of the log",
+                    record.offset_bytes, record.len_bytes, self.store.indexed_len_bytes
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// `bytes`, read at `record`'s offset, as text once its crc32 matches the index.
