@@ -1,0 +1,134 @@
+//! The session API beyond what the oracle and model tests cover: ancestor queries against a
+//! naive path walk, forks and branched sessions (no dangling parents), continue_recent.
+
+use std::collections::HashSet;
+
+use proptest::prelude::*;
+use treelog::{Session, SessionOptions};
+
+fn user(text: &str) -> String {
+    format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#)
+}
+
+/// Builds a random tree in memory: each step appends to the leaf or first branches to a random
+/// earlier entry.
+fn random_tree(steps: &[(bool, usize)]) -> (Session, Vec<String>) {
+    let mut session = Session::in_memory("/w");
+    let mut ids = Vec::new();
+    for (index, (branch, pick)) in steps.iter().enumerate() {
+        if *branch && !ids.is_empty() {
+            let target: &String = &ids[pick % ids.len()];
+            session.branch(target).expect("branch to a known id");
+        }
+        ids.push(
+            session
+                .append_message(&user(&format!("m{index}")))
+                .expect("append"),
+        );
+    }
+    (session, ids)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// is_ancestor, common_ancestor and branch_difference agree with a walk over full paths.
+    #[test]
+    fn ancestor_queries_match_paths(steps in proptest::collection::vec((proptest::bool::weighted(0.3), 0usize..1000), 1..120), picks in proptest::collection::vec((0usize..1000, 0usize..1000), 1..20)) {
+        let (session, ids) = random_tree(&steps);
+        for (a, b) in picks {
+            let (a, b) = (&ids[a % ids.len()], &ids[b % ids.len()]);
+            let path_a = session.path_ids(Some(a)).unwrap();
+            let path_b = session.path_ids(Some(b)).unwrap();
+            prop_assert_eq!(session.is_ancestor(a, b).unwrap(), path_b.contains(a));
+            let common = path_a.iter().zip(&path_b).take_while(|(x, y)| x == y).last().map(|(x, _)| x.clone());
+            prop_assert_eq!(session.common_ancestor(a, b).unwrap(), common.clone());
+            let shared = common.map_or(0, |id| path_a.iter().position(|x| *x == id).unwrap() + 1);
+            let (only_a, only_b) = session.branch_difference(a, b).unwrap();
+            prop_assert_eq!(only_a, path_a[shared..].to_vec());
+            prop_assert_eq!(only_b, path_b[shared..].to_vec());
+        }
+    }
+}
+
+/// A branched session holds the path verbatim minus labels, re-linked, with labels re-created,
+/// and names its parent session; its context equals the source's for that leaf.
+#[test]
+fn branched_session_has_no_dangling_parents() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/w", SessionOptions::default()).unwrap();
+    let first = session.append_message(&user("one")).unwrap();
+    session.append_label_change(&first, Some("start")).unwrap();
+    session
+        .append_message(
+            r#"{"role":"assistant","content":[],"provider":"p","model":"m","timestamp":2}"#,
+        )
+        .unwrap();
+    let leaf = session.append_message(&user("three")).unwrap();
+    let new_path = session.create_branched_session(&leaf).unwrap();
+    let branched = Session::open(&new_path, SessionOptions::default()).unwrap();
+    assert_eq!(
+        branched.header().parent_session.as_deref(),
+        Some(
+            std::path::absolute(session.log_path())
+                .unwrap()
+                .to_str()
+                .unwrap()
+        )
+    );
+    assert_eq!(
+        branched.build_context(None).unwrap().to_json(),
+        session.build_context(Some(&leaf)).unwrap().to_json()
+    );
+    assert_eq!(branched.label(&first).unwrap().as_deref(), Some("start"));
+    let ids: HashSet<String> = branched
+        .entries()
+        .unwrap()
+        .map(|entry| entry.unwrap().id)
+        .collect();
+    for entry in branched.entries().unwrap() {
+        let entry = entry.unwrap();
+        if let Some(parent) = &entry.parent_id {
+            assert!(
+                ids.contains(parent),
+                "{} has a dangling parent {parent}",
+                entry.id
+            );
+        }
+    }
+}
+
+/// fork_from copies every entry verbatim into a new session for another cwd, and
+/// continue_recent finds the newest session of a cwd.
+#[test]
+fn fork_and_continue_recent() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut source = Session::create(dir.path(), "/a", SessionOptions::default()).unwrap();
+    source.append_message(&user("hello")).unwrap();
+    source.sync().unwrap();
+    let other_dir = dir.path().join("b");
+    let fork = Session::fork_from(
+        source.log_path(),
+        "/b",
+        &other_dir,
+        SessionOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(fork.cwd(), Some("/b"));
+    let source_lines: Vec<String> = source
+        .entries()
+        .unwrap()
+        .map(|entry| entry.unwrap().json)
+        .collect();
+    let fork_lines: Vec<String> = fork
+        .entries()
+        .unwrap()
+        .map(|entry| entry.unwrap().json)
+        .collect();
+    assert_eq!(source_lines, fork_lines);
+    let recent = Session::continue_recent(&other_dir, "/b", SessionOptions::default()).unwrap();
+    assert_eq!(recent.log_path(), fork.log_path());
+    let fresh =
+        Session::continue_recent(&other_dir, "/elsewhere", SessionOptions::default()).unwrap();
+    assert_ne!(fresh.log_path(), fork.log_path());
+}
