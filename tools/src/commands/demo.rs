@@ -87,11 +87,16 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
         let elapsed = started.elapsed();
         let state = index_state_json(session.index_state());
         session.close()?;
+        let note = if path == &generated && state["state"] == "fresh" {
+            " (gen indexed it while writing)"
+        } else {
+            ""
+        };
         out.line(&format!(
-            "{}: index {} in {}",
+            "{}: opened in {}, index {}{note}",
             file_name(path),
+            format_duration(elapsed),
             state["state"].as_str().unwrap_or("?"),
-            format_duration(elapsed)
         ))?;
     }
 
