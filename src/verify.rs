@@ -55,6 +55,9 @@ pub enum ProblemKind {
     Cycle,
     /// A compaction whose `firstKeptEntryId` is not on its path.
     CompactionFirstKept,
+    /// An entry `timestamp` that is missing or not an ISO time: pi sorts children and dates
+    /// summaries with `NaN`, OpenClaw refuses to build the context.
+    Timestamp,
     /// An answer given through the index differs from a replay of the log.
     Index,
     /// More problems were found than are reported.
@@ -75,6 +78,7 @@ impl ProblemKind {
             ProblemKind::SelfParent => "selfParent",
             ProblemKind::Cycle => "cycle",
             ProblemKind::CompactionFirstKept => "compactionFirstKept",
+            ProblemKind::Timestamp => "timestamp",
             ProblemKind::Index => "index",
             ProblemKind::Truncated => "truncated",
         }
@@ -338,6 +342,27 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
                         line_number,
                         line_offset,
                         &format!("missing header: the first line is a {} entry", entry.kind),
+                    );
+                }
+                if entry
+                    .timestamp
+                    .as_deref()
+                    .and_then(crate::format::time::parse_iso_ms)
+                    .is_none()
+                {
+                    problems.push(
+                        ProblemKind::Timestamp,
+                        Some(line_number),
+                        Some(line_offset),
+                        format!(
+                            "{} entry has {} (pi dates it NaN, OpenClaw refuses the context)",
+                            entry.kind,
+                            match &entry.timestamp {
+                                Some(timestamp) =>
+                                    format!("timestamp {timestamp:?}, not an ISO time"),
+                                None => "no string timestamp".to_string(),
+                            }
+                        ),
                     );
                 }
                 if entry.kind == EntryKind::Compaction
@@ -787,6 +812,16 @@ mod tests {
         assert_eq!(
             problems(&lines),
             vec![(ProblemKind::CompactionFirstKept, Some(5))]
+        );
+    }
+
+    /// An entry whose timestamp JavaScript cannot parse is reported.
+    #[test]
+    fn bad_timestamp() {
+        let line = message("a", None).replace("2025-01-01T00:00:01.000Z", "yesterday");
+        assert_eq!(
+            problems(&[HEADER.to_string(), line]),
+            vec![(ProblemKind::Timestamp, Some(2))]
         );
     }
 
