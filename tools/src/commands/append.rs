@@ -115,10 +115,10 @@ fn append_lines(
     }
 }
 
-/// A message must be one JSON object.
+/// A message must be one JSON object (checked without building it in memory).
 fn check_message(text: &str) -> Result<(), String> {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(_)) => Ok(()),
+    match serde_json::from_str::<&serde_json::value::RawValue>(text) {
+        Ok(raw) if raw.get().starts_with('{') => Ok(()),
         Ok(_) => Err("a message must be a JSON object".into()),
         Err(error) => Err(format!("not valid JSON: {error}")),
     }
