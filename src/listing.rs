@@ -175,16 +175,19 @@ pub fn list_sessions(dir: &Path, cwd: Option<&str>) -> Result<Listing> {
             Err(error) => failed.push((path, error)),
         }
     }
-    sessions.sort_by(|a, b| {
-        let key = |info: &SessionInfo| {
-            (
-                info.modified
-                    .as_deref()
-                    .and_then(crate::format::time::parse_iso_ms),
-                info.file_modified_ms,
-            )
-        };
-        key(b).cmp(&key(a))
-    });
+    sort_newest_first(&mut sessions);
     Ok(Listing { sessions, failed })
+}
+
+/// Sorts sessions newest first: by `modified`, then by the file's modification time.
+pub fn sort_newest_first(sessions: &mut [SessionInfo]) {
+    let key = |info: &SessionInfo| {
+        (
+            info.modified
+                .as_deref()
+                .and_then(crate::format::time::parse_iso_ms),
+            info.file_modified_ms,
+        )
+    };
+    sessions.sort_by_key(|info| std::cmp::Reverse(key(info)));
 }

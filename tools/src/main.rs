@@ -5,6 +5,7 @@ mod commands;
 mod exit;
 mod files;
 mod out;
+mod parallel;
 mod preview;
 mod progress;
 mod synth;

@@ -671,3 +671,31 @@ fn append_conflict_policies() {
         }
     }
 }
+
+/// `verify` on a directory checks every log (in parallel) and reports them in file order;
+/// one broken log makes the exit code 1.
+#[test]
+fn verify_directory_in_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines = sample_lines();
+    for name in ["a.jsonl", "c.jsonl"] {
+        write_lines(dir.path(), name, &lines);
+    }
+    let mut broken = lines.clone();
+    broken.insert(3, "not json".into());
+    write_lines(dir.path(), "b.jsonl", &broken);
+    let output = treelog(&["verify", arg(dir.path())], "");
+    assert_exit(&output, 1);
+    let text = stdout(&output);
+    let order: Vec<&str> = text
+        .lines()
+        .filter_map(|line| {
+            ["a.jsonl", "b.jsonl", "c.jsonl"]
+                .into_iter()
+                .find(|name| line.contains(name))
+        })
+        .collect();
+    assert_eq!(order, vec!["a.jsonl", "b.jsonl", "c.jsonl"], "{text}");
+    assert!(text.contains("b.jsonl:4: not valid JSON"), "{text}");
+    assert!(text.contains("1 with problems"), "{text}");
+}

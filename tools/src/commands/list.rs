@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use treelog::listing::{default_sessions_dir, list_sessions};
+use treelog::listing::{default_sessions_dir, session_files, session_info, sort_newest_first};
 
 use crate::exit::{CliError, print_error};
 use crate::out::Out;
+use crate::parallel::for_each_ordered;
 use crate::preview;
 
 /// List the sessions of a directory, newest first.
@@ -16,7 +17,7 @@ use crate::preview;
 /// $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions. Each session is read through its
 /// index (built on first use): id, cwd, name, parent session, created (header timestamp),
 /// modified (timestamp of the last entry), message count (every branch) and the first user
-/// message, as pi's SessionManager.list() reports them.
+/// message, as pi's SessionManager.list() reports them. Several sessions are read at once.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The directory to look in.
@@ -39,8 +40,29 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             ));
         }
     };
-    let listing = list_sessions(&dir, args.cwd.as_deref())?;
-    let (sessions, failed) = (listing.sessions, listing.failed);
+    let files = session_files(&dir)?;
+    let mut sessions = Vec::with_capacity(files.len());
+    let mut failed = Vec::new();
+    for_each_ordered(
+        &files,
+        |path| session_info(path),
+        |path, info| {
+            match info {
+                Ok(info) => {
+                    if args
+                        .cwd
+                        .as_deref()
+                        .is_none_or(|cwd| info.cwd.as_deref() == Some(cwd))
+                    {
+                        sessions.push(info);
+                    }
+                }
+                Err(error) => failed.push((path.clone(), error)),
+            }
+            Ok(())
+        },
+    )?;
+    sort_newest_first(&mut sessions);
     for (_, error) in &failed {
         print_error(error);
     }

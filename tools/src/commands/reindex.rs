@@ -2,8 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Instant;
 
 use serde_json::json;
@@ -12,6 +10,7 @@ use treelog::{IndexState, SessionOptions};
 use crate::exit::{CliError, print_error};
 use crate::files::collect_logs;
 use crate::out::Out;
+use crate::parallel::for_each_ordered;
 use crate::progress;
 
 /// Bring the indexes of logs up to date, in parallel.
@@ -62,51 +61,23 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     }
     let total_bytes = logs.iter().map(|(_, bytes)| bytes).sum();
     let bar = progress::bytes(total_bytes);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |count| count.get())
-        .min(logs.len())
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let (sender, receiver) = mpsc::channel::<FileResult>();
-    let force = args.force;
-    let outcome = std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let sender = sender.clone();
-            let (next, logs) = (&next, &logs);
-            scope.spawn(move || {
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((path, bytes)) = logs.get(index) else {
-                        break;
-                    };
-                    let outcome = reindex_one(path, force);
-                    let result = FileResult {
-                        path: path.clone(),
-                        bytes: *bytes,
-                        outcome,
-                    };
-                    if sender.send(result).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(sender);
-        let mut done = 0;
-        for result in receiver {
+    let mut done = 0;
+    let outcome = for_each_ordered(
+        &logs,
+        |(path, _)| reindex_one(path, args.force),
+        |(path, bytes), outcome| {
             done += 1;
-            bar.inc(result.bytes);
+            bar.inc(*bytes);
             bar.set_message(format!("{done}/{} files", logs.len()));
-            tally.bytes += result.bytes;
-            let printed = bar.suspend(|| print_result(&result, &mut tally, args.json, out));
-            if let Err(error) = printed {
-                // Stop handing out work; the workers finish their current file.
-                next.store(logs.len(), Ordering::Relaxed);
-                return Err(error);
-            }
-        }
-        Ok(())
-    });
+            tally.bytes += bytes;
+            let result = FileResult {
+                path: path.clone(),
+                bytes: *bytes,
+                outcome,
+            };
+            bar.suspend(|| print_result(&result, &mut tally, args.json, out))
+        },
+    );
     bar.finish_and_clear();
     outcome?;
     print_summary(&tally, started.elapsed().as_secs_f64(), args.json, out)?;

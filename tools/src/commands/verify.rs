@@ -8,6 +8,7 @@ use treelog::verify::{Report, verify_log};
 use crate::exit::{CliError, print_error};
 use crate::files::collect_logs;
 use crate::out::Out;
+use crate::parallel::for_each_ordered;
 use crate::progress;
 
 /// Check logs and their indexes; exit 1 if anything is wrong.
@@ -20,6 +21,7 @@ use crate::progress;
 /// with a fresh replay of the log. Each problem is printed as
 /// `treelog: FILE:LINE: what is wrong (byte OFFSET)`.
 ///
+/// Several logs are checked at once (one per core); reports come in the order of the files.
 /// Exit codes: 0 clean, 1 problems found, 2 a file could not be checked.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -43,27 +45,31 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let bar = progress::bytes(logs.iter().map(|(_, bytes)| bytes).sum());
     let mut problem_count = 0u64;
     let mut files_with_problems = 0u64;
-    for (path, bytes) in &logs {
-        let report = verify_log(path, args.full);
-        bar.inc(*bytes);
-        let printed = bar.suspend(|| match &report {
-            Ok(report) => print_report(path, report, args.json, out),
-            Err(error) => {
-                print_error(error);
-                Ok(())
+    let outcome = for_each_ordered(
+        &logs,
+        |(path, _)| verify_log(path, args.full),
+        |(path, bytes), report| {
+            bar.inc(*bytes);
+            bar.suspend(|| match &report {
+                Ok(report) => print_report(path, report, args.json, out),
+                Err(error) => {
+                    print_error(error);
+                    Ok(())
+                }
+            })?;
+            match report {
+                Ok(report) if !report.is_clean() => {
+                    files_with_problems += 1;
+                    problem_count += report.problems.len() as u64;
+                }
+                Ok(_) => {}
+                Err(_) => failed += 1,
             }
-        });
-        printed?;
-        match report {
-            Ok(report) if !report.is_clean() => {
-                files_with_problems += 1;
-                problem_count += report.problems.len() as u64;
-            }
-            Ok(_) => {}
-            Err(_) => failed += 1,
-        }
-    }
+            Ok(())
+        },
+    );
     bar.finish_and_clear();
+    outcome?;
     if !args.json && logs.len() > 1 {
         out.line(&format!(
             "verified {} file(s): {files_with_problems} with problems ({problem_count} in all), {failed} could not be checked",
