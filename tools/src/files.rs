@@ -9,13 +9,15 @@ use crate::exit::CliError;
 const DIRECTORY_DEPTH_MAX: usize = 32;
 
 /// The logs named by `paths`, each with its size, in a stable order (directories sorted by
-/// name), and the paths that could not be read.
+/// name), and the paths that could not be read. Sidecar indexes are skipped.
 pub fn collect_logs(paths: &[PathBuf]) -> (Vec<(PathBuf, u64)>, Vec<CliError>) {
     let mut logs = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
             Ok(metadata) if metadata.is_dir() => walk(path, 0, &mut logs, &mut errors),
+            // A shell glob names the sidecars too: they are not logs, so they are skipped.
+            Ok(_) if is_sidecar(path) => {}
             Ok(metadata) => logs.push((path.clone(), metadata.len())),
             Err(error) => errors.push(CliError::io(path, "open", error)),
         }
@@ -50,4 +52,19 @@ fn walk(dir: &Path, depth: usize, logs: &mut Vec<(PathBuf, u64)>, errors: &mut V
             logs.push((path, metadata.len()));
         }
     }
+}
+
+/// Whether `path` names a sidecar index (`<log>.treelog`) rather than a log.
+pub fn is_sidecar(path: &Path) -> bool {
+    path.as_os_str()
+        .to_string_lossy()
+        .ends_with(treelog::SIDECAR_SUFFIX)
+}
+
+/// The error for a sidecar named where a log is expected.
+pub fn sidecar_error(path: &Path) -> CliError {
+    CliError::input(
+        path.display().to_string(),
+        "this is a sidecar index, not a log; name the .jsonl file",
+    )
 }

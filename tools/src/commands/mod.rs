@@ -24,6 +24,9 @@ use crate::exit::CliError;
 /// Opens an existing log (a missing file is an error here, whereas the library would bind a
 /// new empty session to the path).
 pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Session, CliError> {
+    if crate::files::is_sidecar(path) {
+        return Err(crate::files::sidecar_error(path));
+    }
     let metadata = std::fs::metadata(path).map_err(|e| CliError::io(path, "open", e))?;
     if !metadata.is_file() {
         return Err(CliError::input(
