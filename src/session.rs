@@ -112,6 +112,12 @@ impl Header {
         Some(Header { json, ..header })
     }
 
+    /// The file name pi gives this session: `<timestamp with : and . as ->_<id>.jsonl`.
+    pub fn file_name(&self) -> String {
+        let timestamp = self.timestamp.as_deref().unwrap_or_default();
+        format!("{}_{}.jsonl", timestamp.replace([':', '.'], "-"), self.id)
+    }
+
     fn new(id: String, cwd: &str, parent_session: Option<&str>, recovered: bool) -> Header {
         let timestamp = format_iso_ms(now_ms());
         let json = encode_header(&id, &timestamp, cwd, parent_session);
@@ -223,16 +229,7 @@ impl Session {
     pub fn create(dir: &Path, cwd: &str, options: SessionOptions) -> Result<Session> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
         let header = Header::new(uuid_v7(now_ms()), cwd, None, false);
-        let file_name = format!(
-            "{}_{}.jsonl",
-            header
-                .timestamp
-                .as_deref()
-                .unwrap_or_default()
-                .replace([':', '.'], "-"),
-            header.id
-        );
-        Session::create_at(&dir.join(file_name), header, options)
+        Session::create_at(&dir.join(header.file_name()), header, options)
     }
 
     fn create_at(path: &Path, header: Header, options: SessionOptions) -> Result<Session> {
@@ -481,16 +478,7 @@ impl Session {
     ) -> Result<Session> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
         let header = Header::new(uuid_v7(now_ms()), cwd, Some(parent_session), false);
-        let file_name = format!(
-            "{}_{}.jsonl",
-            header
-                .timestamp
-                .as_deref()
-                .unwrap_or_default()
-                .replace([':', '.'], "-"),
-            header.id
-        );
-        let path = dir.join(file_name);
+        let path = dir.join(header.file_name());
         let mut bytes = Vec::with_capacity(
             header.json.len() + 1 + lines.iter().map(|line| line.len() + 1).sum::<usize>(),
         );
