@@ -699,3 +699,41 @@ fn verify_directory_in_order() {
     assert!(text.contains("b.jsonl:4: not valid JSON"), "{text}");
     assert!(text.contains("1 with problems"), "{text}");
 }
+
+/// Without sessions yet, pi's default directory is simply empty; a named missing one is an
+/// error (exit 2).
+#[test]
+fn list_missing_dirs() {
+    let agent = tempfile::tempdir().expect("temp dir");
+    let env = [("PI_CODING_AGENT_DIR", agent.path())];
+    let output = treelog_env(&["list"], "", &env);
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "");
+    let missing = agent.path().join("nowhere");
+    assert_exit(&treelog(&["list", arg(&missing)], ""), 2);
+}
+
+/// `reindex --json` reports a log it cannot open as a `failed` line, then exits 2.
+#[test]
+fn reindex_failure_is_reported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = dir.path().join("gone.jsonl");
+    let output = treelog(&["reindex", arg(&missing), "--json"], "");
+    assert_exit(&output, 2);
+    let lines = json_lines(&stdout(&output));
+    assert_eq!(lines[0]["state"], "failed");
+    assert_eq!(lines[0]["path"], arg(&missing));
+    assert_eq!(lines[1]["summary"]["failed"], 1);
+}
+
+/// The human forms of `info` and `tree --no-fold` show the leaf and every entry.
+#[test]
+fn human_info_and_unfolded_tree() {
+    let (_dir, path) = sample_copy();
+    let info = run_ok(&["info", arg(&path)]);
+    assert!(info.contains("leaf:        c2fab1df"), "{info}");
+    assert!(info.contains("entries:     201 ("), "{info}");
+    let tree = run_ok(&["tree", arg(&path), "--no-fold"]);
+    assert_eq!(tree.lines().count(), 201);
+    assert!(!tree.contains("more entries"));
+}

@@ -32,6 +32,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    let explicit = args.dir.is_some();
     let dir = match args.dir.or_else(default_sessions_dir) {
         Some(dir) => dir,
         None => {
@@ -40,6 +41,10 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             ));
         }
     };
+    // pi's directory not existing yet just means no sessions; a named one must exist.
+    if !explicit && !dir.exists() {
+        return Ok(());
+    }
     let files = session_files(&dir)?;
     let mut sessions = Vec::with_capacity(files.len());
     let mut failed = Vec::new();
