@@ -7,7 +7,24 @@ use std::path::Path;
 #[path = "../fuzz/fuzz_targets/checks.rs"]
 mod checks;
 
+thread_local! {
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Some inputs make redb panic inside the library, which catches it on purpose and returns an
+/// error: the hook keeps the message quiet, and it is printed only if the check itself fails.
+fn quiet_caught_panics() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let message = format!("{info}");
+            LAST_PANIC.with(|last| *last.borrow_mut() = Some(message));
+        }))
+    });
+}
+
 fn replay(target: &str, check: fn(&[u8])) {
+    quiet_caught_panics();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/corpus")
         .join(target);
@@ -19,13 +36,15 @@ fn replay(target: &str, check: fn(&[u8])) {
     assert!(!files.is_empty(), "{}: no corpus committed", dir.display());
     for file in &files {
         let data = std::fs::read(file).expect("read corpus file");
-        // Name the input before running it, so that a failure says which one.
-        let result = std::panic::catch_unwind(|| check(&data));
-        assert!(
-            result.is_ok(),
-            "{target}: input {} fails its check",
-            file.display()
-        );
+        if std::panic::catch_unwind(|| check(&data)).is_err() {
+            let message = LAST_PANIC
+                .with(|last| last.borrow_mut().take())
+                .unwrap_or_default();
+            panic!(
+                "{target}: input {} fails its check: {message}",
+                file.display()
+            );
+        }
     }
     println!("{target}: {} inputs replayed", files.len());
 }

@@ -543,6 +543,15 @@ impl Model {
         conflict
     }
 
+    /// `Session::refresh`: a handle at the log's leaf follows it, whatever was appended.
+    fn refresh(&mut self) {
+        if self.leaf == self.seen_log_leaf {
+            self.leaf = self.log_leaf();
+        }
+        self.unseen.clear();
+        self.seen_log_leaf = self.log_leaf();
+    }
+
     fn appended(&mut self, id: String, line: Vec<u8>, name: Option<String>) {
         self.entries.push(ModelEntry {
             id: id.clone(),
@@ -597,7 +606,7 @@ pub fn operations(data: &[u8]) {
             }
             11 => {
                 session.refresh().expect("refresh");
-                model.catch_up();
+                model.refresh();
             }
             12 => {
                 // Reopen: the handle starts at the log's leaf.
@@ -609,6 +618,15 @@ pub fn operations(data: &[u8]) {
                 model.seen_log_leaf = model.log_leaf();
             }
             _ => external_append(&mut model, &log, &mut input),
+        }
+        if std::env::var_os("TREELOG_FUZZ_TRACE").is_some() {
+            eprintln!(
+                "op {op}: leaf {:?} model leaf {:?} unseen {:?} log {:?}",
+                session.leaf_id(),
+                model.leaf,
+                model.unseen.iter().map(|e| &e.id).collect::<Vec<_>>(),
+                String::from_utf8_lossy(&log.snapshot())
+            );
         }
         check(&session, &model);
     }
