@@ -114,7 +114,34 @@ impl Report {
 
 /// Verifies the log at `path`: a raw scan, then the index against a replay. With `full`,
 /// the index is opened with [`Verify::Full`] (every hash block of the log is re-read).
+///
+/// A log that grows meanwhile (another process appending) is verified again, up to
+/// [`ATTEMPTS_MAX`] times, so a half-written line or an entry one view has and the other has
+/// not is never reported as a problem; a log that keeps growing is an error.
 pub fn verify_log(path: &Path, full: bool) -> Result<Report> {
+    let mut len_now = 0;
+    for _ in 0..ATTEMPTS_MAX {
+        let report = verify_once(path, full)?;
+        len_now = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, "stat", e))?
+            .len();
+        if len_now == report.log_len_bytes {
+            return Ok(report);
+        }
+    }
+    Err(Error::LogChanged {
+        path: path.to_path_buf(),
+        offset_bytes: len_now,
+        reason: format!(
+            "the log grew during each of {ATTEMPTS_MAX} attempts to verify it (a writer is appending); try again when it is idle"
+        ),
+    })
+}
+
+/// Attempts at verifying a log that grows while it is verified.
+pub const ATTEMPTS_MAX: usize = 3;
+
+fn verify_once(path: &Path, full: bool) -> Result<Report> {
     let mut problems = Problems::default();
     let scan = scan_raw(path, &mut problems)?;
     let replay = Session::open(
