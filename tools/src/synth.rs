@@ -10,11 +10,10 @@
 //! (`NewEntry::encode`, `new_entry_id`), writes them through one buffer and then indexes the
 //! file with one `Session::open`.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
 use std::collections::HashSet;
 use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 use treelog::{Durability, NewEntry, Session, SessionOptions};
@@ -39,7 +38,7 @@ pub struct GenOptions {
 /// How entries reach the log (the same lines either way).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Writer {
-    /// One `Session::append` per entry.
+    /// `Session::append_many` per chain of entries between branch points.
     Session,
     /// Lines encoded by the library and written in bulk, then indexed by one open.
     Bulk,
@@ -97,6 +96,7 @@ impl Rng {
         uniform < probability
     }
 
+    /// A uniformly chosen item of `items` (which must not be empty).
     pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len() as u64) as usize]
     }
