@@ -25,7 +25,7 @@ use crate::format::line::{EntryKind, Line, classify, json_str};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::time::{format_iso_ms, parse_iso_ms};
 use crate::format::write::{NewEntry, encode_header, single_line_raw};
-use crate::index::{IndexState, Store, Verify, sidecar_path};
+use crate::index::{IndexState, Lag, Store, Verify, sidecar_path};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
 use crate::tree;
 
@@ -219,6 +219,8 @@ pub struct Session {
     poisoned: Option<String>,
     appends_since_sync: u32,
     persistent: bool,
+    /// This handle appended at least once (it writes its index out when dropped).
+    appended: bool,
 }
 
 impl Session {
@@ -376,6 +378,7 @@ impl Session {
             poisoned: None,
             appends_since_sync: 0,
             persistent,
+            appended: false,
         })
     }
 
@@ -872,7 +875,8 @@ impl Session {
             .map_err(|e| Error::io(self.storage.path(), "unlock", e));
         let ids = result?;
         unlocked?;
-        self.store.flush_if_due(self.storage.as_mut(), false)?;
+        self.appended = true;
+        self.store.flush_if(self.storage.as_mut(), Lag::Due)?;
         Ok(ids)
     }
 
@@ -998,7 +1002,7 @@ impl Session {
         if self.options.durability != Durability::None {
             self.sync_log()?;
         }
-        self.store.flush_if_due(self.storage.as_mut(), true)
+        self.store.flush_if(self.storage.as_mut(), Lag::Any)
     }
 
     /// [`Session::sync`], then releases the session.
@@ -1210,9 +1214,11 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // Best effort: an index that is not flushed is caught up by the next open.
+        // Best effort: an index that is not flushed is caught up by the next open. A handle
+        // that appended writes everything out; one that only read, only a large catch-up.
         if self.poisoned.is_none() {
-            let _ = self.store.flush_if_due(self.storage.as_mut(), true);
+            let lag = if self.appended { Lag::Any } else { Lag::Reader };
+            let _ = self.store.flush_if(self.storage.as_mut(), lag);
         }
     }
 }

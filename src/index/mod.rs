@@ -10,8 +10,8 @@ mod apply;
 mod hashing;
 mod store;
 
-pub(crate) use store::Store;
 pub use store::{IndexState, Verify};
+pub(crate) use store::{Lag, Store};
 
 /// File name suffix of the sidecar: `session.jsonl` is indexed by `session.jsonl.treelog`.
 pub const SIDECAR_SUFFIX: &str = ".treelog";

@@ -32,6 +32,22 @@ const META_SCHEMA: &str = "schema";
 const META_SNAPSHOT: &str = "snapshot";
 const META_STATE: &str = "state";
 
+/// How far the index may lag the log before a handle writes its overlay out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lag {
+    /// Anything pending (a writer closing, an explicit sync).
+    Any,
+    /// Enough that the next opener would redo noticeable work: a handle that only reads does
+    /// not pay a read-write open of redb (several fsyncs) to save the next one a few lines.
+    Reader,
+    /// The overlay reached its size limit.
+    Due,
+}
+
+/// A reader writes what it caught up once it is at least this many lines or bytes.
+const READER_FLUSH_RECORDS_MIN: usize = 256;
+const READER_FLUSH_BYTES_MIN: u64 = 1024 * 1024;
+
 /// How much of the log an open checks against the index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Verify {
@@ -222,7 +238,7 @@ impl Store {
                 let before = store.indexed_len_bytes;
                 let seq_before = store.next_seq;
                 store.catch_up(storage)?;
-                store.flush_if_due(storage, true)?;
+                store.flush_if(storage, Lag::Reader)?;
                 if store.indexed_len_bytes == before {
                     IndexState::Fresh
                 } else {
@@ -595,10 +611,19 @@ impl Store {
             || self.indexed_len_bytes - self.overlay.base_len_bytes >= FLUSH_BYTES_MAX
     }
 
-    /// Flushes when due, or whenever anything is pending if `any_pending`.
-    pub fn flush_if_due(&mut self, storage: &dyn LogStorage, any_pending: bool) -> Result<()> {
-        let pending = self.indexed_len_bytes != self.committed.indexed_len_bytes;
-        if self.db.is_some() && pending && (any_pending || self.flush_due()) {
+    /// Writes the overlay to redb if it lags the log by at least `lag`.
+    pub fn flush_if(&mut self, storage: &dyn LogStorage, lag: Lag) -> Result<()> {
+        let pending_records = self.overlay.records.len();
+        let pending_bytes = self.indexed_len_bytes - self.committed.indexed_len_bytes;
+        let big_enough = match lag {
+            Lag::Any => pending_bytes > 0,
+            Lag::Reader => {
+                pending_records >= READER_FLUSH_RECORDS_MIN
+                    || pending_bytes >= READER_FLUSH_BYTES_MIN
+            }
+            Lag::Due => self.flush_due(),
+        };
+        if self.db.is_some() && pending_bytes > 0 && big_enough {
             self.flush(storage)?;
         }
         Ok(())
