@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::format::line::{EntryKind, json_str, raw_field};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::write::push_json_string;
+use crate::index::Store;
 use crate::session::{Session, timestamp_ms, top_level_fields};
 use crate::tree::ancestor_at_depth;
 
@@ -90,6 +91,10 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
                 && ancestor_at_depth(store, leaf.compaction_seq, kept.depth)? == Some(kept_seq)
             {
                 stop_seq = kept_seq;
+            } else if let Some(seq) = ancestor_with_id(store, compaction.parent_seq, &first_kept)? {
+                // The id repeats: the ids table names its latest line, and an earlier line with
+                // it is on the path. This walk runs only when the latest is not an ancestor.
+                stop_seq = seq;
             }
         }
         compaction_line = Some(line);
@@ -133,6 +138,18 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
         thinking_level,
         model,
     })
+}
+
+/// The nearest ancestor-or-self of `seq` whose id is `id`.
+fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>> {
+    while seq != SEQ_NONE {
+        let record = store.existing_record(seq)?;
+        if record.id == id {
+            return Ok(Some(seq));
+        }
+        seq = record.parent_seq;
+    }
+    Ok(None)
 }
 
 /// What an entry contributes to the context, if anything.

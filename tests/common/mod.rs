@@ -1,0 +1,104 @@
+//! Helpers shared by the integration tests: what a session answers, in one comparable value.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use treelog::{Session, SessionOptions};
+
+pub type TreeRow = (String, Option<String>, u32, Option<String>, Option<String>);
+
+/// Everything a session answers about its log.
+#[derive(Debug, PartialEq)]
+pub struct Answers {
+    pub leaf: Option<String>,
+    pub path: Vec<String>,
+    pub context: String,
+    pub tree: Vec<TreeRow>,
+    pub labels: Vec<(String, String, String)>,
+    pub name: Option<String>,
+    /// (id, tree parent, depth, offset, line)
+    pub entries: Vec<(String, Option<String>, u32, u64, String)>,
+    pub opaque: Vec<(u64, u8)>,
+    /// (id, version, recovered, the header line when it is the log's own)
+    pub header: (String, u32, bool, Option<String>),
+}
+
+pub fn answers(session: &Session) -> treelog::Result<Answers> {
+    Ok(Answers {
+        leaf: session.leaf_id()?,
+        path: session.path_ids(None)?,
+        context: session.build_context(None)?.to_json(),
+        tree: session
+            .tree()?
+            .map(|node| {
+                node.map(|node| {
+                    (
+                        node.id,
+                        node.parent_id,
+                        node.depth,
+                        node.label,
+                        node.label_timestamp,
+                    )
+                })
+            })
+            .collect::<treelog::Result<_>>()?,
+        labels: session.labels()?,
+        name: session.session_name()?,
+        entries: session
+            .entries()?
+            .map(|entry| {
+                entry.map(|entry| {
+                    (
+                        entry.id,
+                        entry.tree_parent_id,
+                        entry.depth,
+                        entry.offset_bytes,
+                        entry.json,
+                    )
+                })
+            })
+            .collect::<treelog::Result<_>>()?,
+        opaque: session
+            .opaque_records()?
+            .into_iter()
+            .map(|record| (record.offset_bytes, record.code))
+            .collect(),
+        header: {
+            // A made-up header (empty or header-less log) carries the time of the open.
+            let header = session.header();
+            let real = !header.recovered
+                && std::fs::metadata(session.log_path()).is_ok_and(|meta| meta.len() > 0);
+            (
+                header.id.clone(),
+                header.version,
+                header.recovered,
+                real.then(|| header.json.clone()),
+            )
+        },
+    })
+}
+
+pub fn no_index() -> SessionOptions {
+    SessionOptions {
+        use_index: false,
+        ..SessionOptions::default()
+    }
+}
+
+/// The answers of a replay of the log without index (what pi does on every open).
+pub fn replay(path: &Path) -> Answers {
+    answers(&Session::open(path, no_index()).unwrap()).unwrap()
+}
+
+pub fn open(path: &Path) -> Session {
+    Session::open(path, SessionOptions::default()).unwrap()
+}
+
+/// A private directory, in memory where the machine has one (redb commits fsync, and these
+/// tests are about answers, not durability).
+pub fn scratch_dir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap()
+}
