@@ -198,7 +198,14 @@ impl JsonObject {
 
     fn raw(&mut self, key: &str, raw_json: &str) {
         self.key(key);
-        self.text.push_str(raw_json);
+        // A `RawValue` built by the caller (`NewEntry` is public) may hold line breaks between
+        // tokens; written as they are they would split the entry into broken lines. In valid
+        // JSON they can only be whitespace, so a space keeps the value (see `single_line_raw`).
+        if raw_json.contains(['\n', '\r']) {
+            self.text.push_str(&raw_json.replace(['\n', '\r'], " "));
+        } else {
+            self.text.push_str(raw_json);
+        }
     }
 
     fn string(&mut self, key: &str, value: &str) {
