@@ -13,7 +13,10 @@ use redb::{
 use super::hashing::{PrefixHasher, block_hash};
 use crate::error::{Error, Result};
 use crate::format::record::{LabelValue, Record, SEQ_NONE, Snapshot, State};
-use crate::limits::{FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN};
+use crate::limits::{
+    FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN, REBUILD_FLUSH_BYTES_MAX,
+    REBUILD_FLUSH_ENTRIES_MAX,
+};
 use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
@@ -118,6 +121,11 @@ pub(crate) struct Store {
     links_cache: RefCell<HashMap<u64, Links>>,
     /// Scratch space for scans, kept between catch-ups.
     scan_buf: Vec<u8>,
+    /// The log's identity or times differ from the snapshot's although its bytes were checked
+    /// in full: the snapshot is rewritten at the next chance.
+    identity_outdated: bool,
+    /// Why writing the index failed, after which this handle stops trying.
+    write_failure: Option<String>,
 }
 
 /// The numeric tree fields of a record: what indexing needs of an earlier line.
@@ -193,6 +201,8 @@ impl Store {
             build_mode: false,
             links_cache: RefCell::new(HashMap::new()),
             scan_buf: Vec::new(),
+            identity_outdated: false,
+            write_failure: None,
         }
     }
 
@@ -233,22 +243,38 @@ impl Store {
                 }
             }
         };
-        let state = match rebuild_reason {
-            None => {
-                let before = store.indexed_len_bytes;
-                let seq_before = store.next_seq;
-                store.catch_up(storage)?;
-                store.flush_if(storage, Lag::Reader)?;
-                if store.indexed_len_bytes == before {
-                    IndexState::Fresh
-                } else {
-                    IndexState::CaughtUp {
+        let mut rebuild_reason = rebuild_reason;
+        let mut kept_state = None;
+        if rebuild_reason.is_none() {
+            let before = store.indexed_len_bytes;
+            let seq_before = store.next_seq;
+            // Writing can fail on damage that reading did not touch (redb's allocator state is
+            // read only by a read-write open): that index is rebuilt too.
+            let caught_up = store
+                .catch_up(storage)
+                .and_then(|_| store.flush_if(storage, Lag::Reader))
+                .and_then(|()| match store.write_failure.take() {
+                    Some(reason) => Err(index_error(sidecar_path, reason)),
+                    None => Ok(()),
+                });
+            match caught_up {
+                Ok(()) if store.indexed_len_bytes == before => kept_state = Some(IndexState::Fresh),
+                Ok(()) => {
+                    kept_state = Some(IndexState::CaughtUp {
                         bytes: store.indexed_len_bytes - before,
                         lines: store.next_seq - seq_before,
-                    }
+                    })
                 }
+                Err(Error::Index { reason, .. }) => {
+                    rebuild_reason = Some(format!("index unwritable: {reason}"))
+                }
+                Err(error) => return Err(error),
             }
-            Some(reason) => {
+        }
+        let state = match (kept_state, rebuild_reason) {
+            (Some(state), _) => state,
+            (None, None) => unreachable!("an index is either kept or has a reason to be rebuilt"),
+            (None, Some(reason)) => {
                 store.db = None;
                 store.tables = None;
                 if let Err(error) = store.rebuild(storage, sidecar_path) {
@@ -429,9 +455,12 @@ impl Store {
             && identity.changed_ns == snapshot.changed_ns;
         // Same length as observed but other times: written without growing (a rewrite).
         let rewritten_in_place = identity.len_bytes == snapshot.observed_len_bytes && !untouched;
-        if (verify == Verify::Full || !same_file || rewritten_in_place)
-            && let Err(reason) = self.verify_blocks(storage, &snapshot)?
-        {
+        let full_check = verify == Verify::Full || !same_file || rewritten_in_place;
+        // A full check that passes for a moved or touched file re-records its identity, so
+        // that the next open does not hash the whole log again.
+        self.identity_outdated = (!same_file || rewritten_in_place) && verify != Verify::Full
+            || (verify == Verify::Full && (!same_file || !untouched));
+        if full_check && let Err(reason) = self.verify_blocks(storage, &snapshot)? {
             let why = if verify == Verify::Full {
                 "full check"
             } else if !same_file {
@@ -441,6 +470,9 @@ impl Store {
             };
             return Ok(Err(format!("{why}: {reason}")));
         }
+        // A full check that passed for a moved or touched log re-records its identity, so that
+        // the next open does not hash the whole log again.
+        self.identity_outdated = full_check && (!same_file || !untouched);
         self.committed = snapshot.clone();
         self.indexed_len_bytes = snapshot.indexed_len_bytes;
         self.next_seq = snapshot.next_seq;
@@ -607,8 +639,15 @@ impl Store {
 
     /// True when the overlay is big enough to be written out.
     fn flush_due(&self) -> bool {
-        self.overlay.records.len() >= FLUSH_ENTRIES_MAX
-            || self.indexed_len_bytes - self.overlay.base_len_bytes >= FLUSH_BYTES_MAX
+        // A rebuild writes far larger batches: every commit copies each B-tree page it touches,
+        // and the random keys of the id table touch most of them.
+        let (entries_max, bytes_max) = if self.build_mode {
+            (REBUILD_FLUSH_ENTRIES_MAX, REBUILD_FLUSH_BYTES_MAX)
+        } else {
+            (FLUSH_ENTRIES_MAX, FLUSH_BYTES_MAX)
+        };
+        self.overlay.records.len() >= entries_max
+            || self.indexed_len_bytes - self.overlay.base_len_bytes >= bytes_max
     }
 
     /// Writes the overlay to redb if it lags the log by at least `lag`.
@@ -623,8 +662,17 @@ impl Store {
             }
             Lag::Due => self.flush_due(),
         };
-        if self.db.is_some() && pending_bytes > 0 && big_enough {
-            self.flush(storage)?;
+        if self.db.is_some()
+            && self.write_failure.is_none()
+            && ((pending_bytes > 0 && big_enough) || self.identity_outdated)
+        {
+            match self.flush(storage) {
+                // The log is the truth and already holds every line: an index that cannot be
+                // written must not fail the append that triggered the flush. This handle keeps
+                // answering from its overlay; the next open rebuilds the index.
+                Err(Error::Index { reason, .. }) => self.write_failure = Some(reason),
+                other => other?,
+            }
         }
         Ok(())
     }
@@ -735,6 +783,7 @@ impl Store {
         txn.commit().map_err(|e| index_error(path, e))?;
         self.hasher.take_finished();
         self.committed = snapshot;
+        self.identity_outdated = false;
         self.overlay = Overlay {
             base_seq: self.next_seq,
             base_len_bytes: self.indexed_len_bytes,
@@ -1004,7 +1053,7 @@ impl Store {
         guarded(self.sidecar_path.as_deref().unwrap_or(&self.log_path), work)
     }
 
-    fn read_error(&self, error: impl std::fmt::Display) -> Error {
+    pub(crate) fn read_error(&self, error: impl std::fmt::Display) -> Error {
         index_error(
             self.sidecar_path.as_deref().unwrap_or(&self.log_path),
             error,

@@ -313,6 +313,8 @@ pub fn run_probe(args: ProbeArgs, out: &mut Out) -> Result<(), CliError> {
     let start = Instant::now();
     let context = session.build_context(None)?;
     let context_time = start.elapsed();
+    // The memory figure is of open + build_context, before the path walk allocates its ids.
+    let rss_kb = peak_rss_kb();
     let start = Instant::now();
     let path = session.path_ids(None)?;
     let path_time = start.elapsed();
@@ -325,7 +327,7 @@ pub fn run_probe(args: ProbeArgs, out: &mut Out) -> Result<(), CliError> {
             "pathUs": path_time.as_secs_f64() * 1e6,
             "pathLen": path.len(),
             "entries": entries,
-            "rssKb": peak_rss_kb(),
+            "rssKb": rss_kb,
         })
         .to_string(),
     )
