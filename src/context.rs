@@ -147,6 +147,9 @@ fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>
         if record.id == id {
             return Ok(Some(seq));
         }
+        if record.parent_seq != SEQ_NONE && record.parent_seq >= seq {
+            return Err(store.read_error(format!("record {seq} names a later parent")));
+        }
         seq = record.parent_seq;
     }
     Ok(None)

@@ -218,6 +218,11 @@ pub struct Session {
     index_state: IndexState,
     poisoned: Option<String>,
     appends_since_sync: u32,
+    /// Set when an append failed with [`Error::Conflict`]: the view (sequence number, log leaf)
+    /// the conflict was found against. Until `refresh`, later appends check the same lines
+    /// (a retry fails again instead of starting the sibling branch), and `refresh` follows the
+    /// log's leaf as if the failed append had not read the log.
+    conflict_base: Option<(u64, u64)>,
     persistent: bool,
     /// This handle appended at least once (it writes its index out when dropped).
     appended: bool,
@@ -377,6 +382,7 @@ impl Session {
             index_state,
             poisoned: None,
             appends_since_sync: 0,
+            conflict_base: None,
             persistent,
             appended: false,
         })
@@ -725,7 +731,10 @@ impl Session {
     /// Catches up with entries other processes appended. If this handle was at the log's
     /// leaf, it follows the log's new leaf.
     pub fn refresh(&mut self) -> Result<()> {
-        let leaf_before = self.store.state.leaf_seq;
+        let leaf_before = match self.conflict_base.take() {
+            Some((_, leaf_before)) => leaf_before,
+            None => self.store.state.leaf_seq,
+        };
         self.store.catch_up(self.storage.as_mut())?;
         if self.leaf_seq == leaf_before {
             self.leaf_seq = self.store.state.leaf_seq;
@@ -882,8 +891,9 @@ impl Session {
 
     fn append_locked(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>> {
         // Catch up with other writers, then apply the conflict rule.
-        let seen_before = self.store.next_seq;
-        let log_leaf_before = self.store.state.leaf_seq;
+        let (seen_before, log_leaf_before) = self
+            .conflict_base
+            .unwrap_or((self.store.next_seq, self.store.state.leaf_seq));
         let log_len = self.store.catch_up(self.storage.as_mut())?;
         if log_len < self.store.indexed_len_bytes {
             return Err(Error::LogChanged {
@@ -899,6 +909,7 @@ impl Session {
             if let Some(their_id) = self.sibling_since(seen_before)? {
                 match self.options.on_conflict {
                     OnConflict::Fail => {
+                        self.conflict_base = Some((seen_before, log_leaf_before));
                         return Err(Error::Conflict {
                             path: self.log_path().to_path_buf(),
                             leaf: self.leaf_id()?,
@@ -966,6 +977,7 @@ impl Session {
                 ),
             })?;
         self.leaf_seq = seq;
+        self.conflict_base = None;
         Ok(ids)
     }
 

@@ -28,12 +28,19 @@ pub(crate) fn ancestor_at_depth(store: &Store, seq: u64, depth: u32) -> Result<O
         } else {
             record.parent_seq
         };
-        current = next;
-        record = if next == record.jump_seq {
+        let next_record = if next == record.jump_seq {
             jump
         } else {
             store.existing_record(next)?
         };
+        // Each step goes to a shallower entry; a damaged index must not loop forever.
+        if next_record.depth >= record.depth || next >= current {
+            return Err(store.read_error(format!(
+                "record {current} links to record {next}, which is not a shallower ancestor"
+            )));
+        }
+        current = next;
+        record = next_record;
     }
     Ok(Some(current))
 }
@@ -82,6 +89,13 @@ pub(crate) fn sorted_children(store: &Store, parent_seq: u64) -> Result<Vec<(u64
     let mut kids = Vec::new();
     for seq in store.children_of(parent_seq)? {
         let record = store.existing_record(seq)?;
+        // A child comes after its parent and names it: checked so that a damaged index
+        // cannot make the walk loop (and grow) forever.
+        if record.parent_seq != parent_seq || (parent_seq != SEQ_NONE && seq <= parent_seq) {
+            return Err(store.read_error(format!(
+                "record {seq} is listed as a child of record {parent_seq} but is not"
+            )));
+        }
         if record.kind.is_some() {
             kids.push((seq, record));
         }

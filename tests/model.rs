@@ -792,6 +792,9 @@ struct HandleModel {
     leaf: Option<usize>,
     /// The log prefix this handle has indexed (complete lines).
     seen_len: usize,
+    /// The prefix the conflict rule compares against: `seen_len`, except after a conflict,
+    /// which stays (a retry checks the same lines) until `refresh` or an append succeeds.
+    base_len: usize,
     /// Opened on an empty log: its first append writes the header if the log is still empty.
     header_pending: bool,
 }
@@ -846,6 +849,7 @@ impl Harness {
             handle: HandleModel {
                 leaf: None,
                 seen_len: 0,
+                base_len: 0,
                 header_pending: true,
             },
             next_foreign_id: 0,
@@ -888,18 +892,25 @@ impl Harness {
         self.handle = HandleModel {
             leaf: now.log_leaf,
             seen_len: now.complete_len,
+            base_len: now.complete_len,
             header_pending: now.file_len == 0,
         };
     }
 
+    /// The model of the prefix the conflict rule compares against.
+    fn base(&self) -> Model {
+        Model::parse(&read(&self.path)[..self.handle.base_len])
+    }
+
     fn refresh(&mut self) {
-        let view = self.view();
+        let base = self.base();
         let now = self.now();
         self.session().refresh().unwrap();
-        if self.handle.leaf == view.log_leaf {
+        if self.handle.leaf == base.log_leaf {
             self.handle.leaf = now.log_leaf;
         }
         self.handle.seen_len = now.complete_len;
+        self.handle.base_len = now.complete_len;
     }
 
     fn after(&mut self, after: After) {
@@ -971,7 +982,8 @@ impl Harness {
             }
         }
         // The conflict rule and following the log's leaf.
-        let conflict = now.entries[view.entries.len()..]
+        let base = self.base();
+        let conflict = now.entries[base.entries.len()..]
             .iter()
             .any(|entry| entry.parent == self.handle.leaf);
         if conflict {
@@ -983,7 +995,7 @@ impl Harness {
                 return;
             }
             self.handle.leaf = now.log_leaf;
-        } else if self.handle.leaf == view.log_leaf {
+        } else if self.handle.leaf == base.log_leaf {
             self.handle.leaf = now.log_leaf;
         }
         let id = call.run(self.session()).unwrap();
@@ -1032,6 +1044,7 @@ impl Harness {
         self.handle = HandleModel {
             leaf: Some(last),
             seen_len: after_model.complete_len,
+            base_len: after_model.complete_len,
             header_pending: false,
         };
     }
@@ -1314,6 +1327,25 @@ fn refresh_sees_a_log_another_process_created() {
             false,
             After::Refresh,
         )],
+        OnConflict::Fail,
+        true,
+    );
+}
+
+/// Bug: after an append failed with `Error::Conflict`, the handle had read the log, so
+/// `refresh` (which the error message recommends) did not follow the log's leaf, and a plain
+/// retry silently started the sibling branch the conflict rule exists to prevent.
+#[test]
+fn conflict_stays_until_resolved() {
+    run(
+        &[
+            Op::User(0),
+            Op::ExternalAppend(ParentChoice::Entry(0), 0, false, After::Nothing),
+            Op::User(1),
+            Op::User(2),
+            Op::Refresh,
+            Op::User(3),
+        ],
         OnConflict::Fail,
         true,
     );

@@ -498,6 +498,9 @@ struct Model {
     unseen: Vec<ModelEntry>,
     /// The log's leaf as of the handle's last read.
     seen_log_leaf: Option<String>,
+    /// After an append failed with a conflict: the entries it read and the log's leaf before
+    /// them. Until a refresh, later appends check these again and a refresh follows from there.
+    conflict_base: Option<(Vec<ModelEntry>, Option<String>)>,
     labels: std::collections::BTreeMap<String, String>,
     /// The log ends in a torn line (bytes after the last `\n`).
     torn: bool,
@@ -530,22 +533,32 @@ impl Model {
     /// The handle reads the log (as an append or a refresh does): returns the id of an entry
     /// another writer appended below the handle's leaf, which makes an append a conflict.
     fn catch_up(&mut self) -> Option<String> {
-        let conflict = self
-            .unseen
+        let (mut since, leaf_before) = self
+            .conflict_base
+            .take()
+            .unwrap_or((Vec::new(), self.seen_log_leaf.clone()));
+        since.append(&mut self.unseen);
+        self.seen_log_leaf = self.log_leaf();
+        let conflict = since
             .iter()
             .find(|entry| entry.parent == self.leaf)
             .map(|entry| entry.id.clone());
-        if !self.unseen.is_empty() && conflict.is_none() && self.leaf == self.seen_log_leaf {
+        if conflict.is_some() {
+            // Until a refresh, the same lines are checked again: a retry fails too.
+            self.conflict_base = Some((since, leaf_before));
+        } else if !since.is_empty() && self.leaf == leaf_before {
             self.leaf = self.log_leaf();
         }
-        self.unseen.clear();
-        self.seen_log_leaf = self.log_leaf();
         conflict
     }
 
     /// `Session::refresh`: a handle at the log's leaf follows it, whatever was appended.
     fn refresh(&mut self) {
-        if self.leaf == self.seen_log_leaf {
+        let leaf_before = match self.conflict_base.take() {
+            Some((_, leaf_before)) => leaf_before,
+            None => self.seen_log_leaf.clone(),
+        };
+        if self.leaf == leaf_before {
             self.leaf = self.log_leaf();
         }
         self.unseen.clear();
@@ -615,6 +628,7 @@ pub fn operations(data: &[u8]) {
                     .expect("reopen");
                 model.leaf = model.log_leaf();
                 model.unseen.clear();
+                model.conflict_base = None;
                 model.seen_log_leaf = model.log_leaf();
             }
             _ => external_append(&mut model, &log, &mut input),
