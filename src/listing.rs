@@ -38,6 +38,75 @@ pub fn default_sessions_dir() -> Option<PathBuf> {
     Some(PathBuf::from(home).join(".pi/agent/sessions"))
 }
 
+/// pi's directory for the sessions of `cwd` inside `sessions_dir`: `--<cwd>--`, with the
+/// leading `/` or `\` dropped and every `/`, `\` and `:` turned into `-`
+/// (`/home/a/proj` gives `--home-a-proj--`).
+pub fn session_dir_for_cwd(sessions_dir: &Path, cwd: &str) -> PathBuf {
+    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
+    let encoded: String = trimmed
+        .chars()
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    sessions_dir.join(format!("--{encoded}--"))
+}
+
+/// OpenClaw's gateway layout: `<state_dir>/agents/<agent>/sessions` (state_dir is
+/// `$OPENCLAW_STATE_DIR` or `~/.openclaw`), holding `<session id>.jsonl` files.
+pub fn openclaw_sessions_dir(state_dir: &Path, agent: &str) -> PathBuf {
+    state_dir.join("agents").join(agent).join("sessions")
+}
+
+/// pi's `SessionManager.list(cwd, sessionDir?)`: the sessions of `cwd`, from `sessions_dir`
+/// (default: pi's directory for that cwd), newest first.
+pub fn list(cwd: &str, sessions_dir: Option<&Path>) -> Result<Listing> {
+    let dir = match sessions_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => match default_sessions_dir() {
+            Some(root) => session_dir_for_cwd(&root, cwd),
+            None => {
+                return Ok(Listing {
+                    sessions: Vec::new(),
+                    failed: Vec::new(),
+                });
+            }
+        },
+    };
+    if !dir.exists() {
+        return Ok(Listing {
+            sessions: Vec::new(),
+            failed: Vec::new(),
+        });
+    }
+    list_sessions(&dir, Some(cwd))
+}
+
+/// pi's `SessionManager.listAll()`: every session under `sessions_dir` (default: pi's
+/// sessions directory), whatever its cwd, newest first.
+pub fn list_all(sessions_dir: Option<&Path>) -> Result<Listing> {
+    let Some(dir) = sessions_dir
+        .map(Path::to_path_buf)
+        .or_else(default_sessions_dir)
+    else {
+        return Ok(Listing {
+            sessions: Vec::new(),
+            failed: Vec::new(),
+        });
+    };
+    if !dir.exists() {
+        return Ok(Listing {
+            sessions: Vec::new(),
+            failed: Vec::new(),
+        });
+    }
+    list_sessions(&dir, None)
+}
+
 /// The `*.jsonl` files directly in `dir` and in its subdirectories (one level, as pi lays
 /// sessions out: `sessions/--<cwd>--/<file>.jsonl`), in name order.
 pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -190,4 +259,47 @@ pub fn sort_newest_first(sessions: &mut [SessionInfo]) {
         )
     };
     sessions.sort_by_key(|info| std::cmp::Reverse(key(info)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pi's directory names for a cwd, from its session-manager's rule.
+    #[test]
+    fn pi_directory_names() {
+        let root = Path::new("/s");
+        assert_eq!(
+            session_dir_for_cwd(root, "/home/a/proj"),
+            Path::new("/s/--home-a-proj--")
+        );
+        assert_eq!(
+            session_dir_for_cwd(root, "C:\\work\\x"),
+            Path::new("/s/--C--work-x--")
+        );
+        assert_eq!(
+            openclaw_sessions_dir(Path::new("/o"), "main"),
+            Path::new("/o/agents/main/sessions")
+        );
+    }
+
+    /// list finds the sessions of one cwd in its pi directory; list_all finds every session.
+    #[test]
+    fn list_and_list_all() {
+        let root = tempfile::tempdir().unwrap();
+        for cwd in ["/a", "/b"] {
+            let dir = session_dir_for_cwd(root.path(), cwd);
+            let mut session =
+                crate::Session::create(&dir, cwd, crate::SessionOptions::default()).unwrap();
+            session
+                .append_message(r#"{"role":"user","content":"hi","timestamp":1}"#)
+                .unwrap();
+            session.close().unwrap();
+        }
+        let listing = list("/a", Some(&session_dir_for_cwd(root.path(), "/a"))).unwrap();
+        assert_eq!(listing.sessions.len(), 1);
+        assert_eq!(listing.sessions[0].cwd.as_deref(), Some("/a"));
+        assert_eq!(listing.sessions[0].first_message, "hi");
+        assert_eq!(list_all(Some(root.path())).unwrap().sessions.len(), 2);
+    }
 }
