@@ -96,8 +96,8 @@ impl Kill {
 
 /// Runs one child until the kill; returns the ids it printed (complete lines only) and whether
 /// it exited by itself first.
-fn run_child(log: &Path, messages: Vec<String>, kill: Kill) -> (Vec<String>, bool) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_treelog"))
+fn run_child(binary: &Path, log: &Path, messages: Vec<String>, kill: Kill) -> (Vec<String>, bool) {
+    let mut child = Command::new(binary)
         .arg("append")
         .arg(log)
         .args(["--sync", "always"])
@@ -274,6 +274,9 @@ fn sigkill_during_appends() {
     println!("crash test: {rounds} rounds, seed {seed} (TREELOG_CRASH_SEED={seed} repeats it)");
     let mut rng = Rng(seed);
     let dir = tempfile::tempdir().expect("temp dir");
+    // A private copy: the shared target dir's binary may be relinked by another build meanwhile.
+    let binary = dir.path().join("treelog");
+    std::fs::copy(env!("CARGO_BIN_EXE_treelog"), &binary).expect("copy the treelog binary");
     let mut figures = Figures::default();
     let mut acknowledged: HashMap<String, String> = HashMap::new();
     let started = Instant::now();
@@ -298,7 +301,7 @@ fn sigkill_during_appends() {
             0 => Kill::AfterSpawn(delay),
             _ => Kill::AfterFirstAck(delay),
         };
-        let (ids, exited) = run_child(&path, messages.clone(), kill);
+        let (ids, exited) = run_child(&binary, &path, messages.clone(), kill);
         assert!(
             ids.len() <= messages.len(),
             "round {round}: more ids than lines"
