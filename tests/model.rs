@@ -590,6 +590,7 @@ enum Op {
     ExternalAppend(ParentChoice, usize, bool, After),
     ExternalForeign(Foreign, After),
     TornThenAppend(u8),
+    Batch(u8),
 }
 
 const TEXTS: [&str; 5] = [
@@ -673,8 +674,12 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(p, t, a, w)| Op::ExternalAppend(p, t, a, w)),
         2 => (foreign, after()).prop_map(|(f, w)| Op::ExternalForeign(f, w)),
         1 => (1u8..100).prop_map(Op::TornThenAppend),
+        1 => (0u8..4).prop_map(Op::Batch),
     ]
 }
+
+/// The type of a written line, then its keys in order with their expected values.
+type LineExpectation = (&'static str, Vec<(&'static str, Option<Value>)>);
 
 /// One API call that appends, with what the written line must hold.
 #[derive(Clone, Debug)]
@@ -688,11 +693,22 @@ enum Call {
     CustomMessage(String, bool, Option<String>),
     Label(String, Option<String>),
     SessionInfo(String),
+    /// `append_many`: messages appended as one chain, in one write.
+    Batch(Vec<String>),
 }
 
 impl Call {
-    fn run(&self, session: &mut Session) -> treelog::Result<String> {
-        match self {
+    fn run(&self, session: &mut Session) -> treelog::Result<Vec<String>> {
+        if let Call::Batch(messages) = self {
+            let entries = messages
+                .iter()
+                .map(|message| treelog::NewEntry::Message {
+                    message: serde_json::value::RawValue::from_string(message.clone()).unwrap(),
+                })
+                .collect();
+            return session.append_many(entries);
+        }
+        let id = match self {
             Call::Message(message) => session.append_message(message),
             Call::Thinking(level) => session.append_thinking_level_change(level),
             Call::ModelChange(provider, model) => session.append_model_change(provider, model),
@@ -711,12 +727,25 @@ impl Call {
             ),
             Call::Label(target, label) => session.append_label_change(target, label.as_deref()),
             Call::SessionInfo(name) => session.append_session_info(name),
+            Call::Batch(_) => unreachable!("handled above"),
+        };
+        id.map(|id| vec![id])
+    }
+
+    /// What each written line must hold (see [`Call::expected`]).
+    fn expected_lines(&self) -> Vec<LineExpectation> {
+        match self {
+            Call::Batch(messages) => messages
+                .iter()
+                .map(|message| Call::Message(message.clone()).expected())
+                .collect(),
+            call => vec![call.expected()],
         }
     }
 
     /// The type, then every key of the written line in order with its expected value
     /// (`None`: any value; the base keys are checked separately).
-    fn expected(&self) -> (&'static str, Vec<(&'static str, Option<Value>)>) {
+    fn expected(&self) -> LineExpectation {
         let base = |rest: Vec<(&'static str, Option<Value>)>| {
             let mut keys = vec![("id", None), ("parentId", None), ("timestamp", None)];
             keys.extend(rest);
@@ -779,6 +808,7 @@ impl Call {
                 }
                 ("label", base(keys))
             }
+            Call::Batch(_) => unreachable!("a batch has one expectation per line"),
             Call::SessionInfo(name) => (
                 "session_info",
                 base(vec![("name", Some(json!(name.trim())))]),
@@ -998,8 +1028,8 @@ impl Harness {
         } else if self.handle.leaf == base.log_leaf {
             self.handle.leaf = now.log_leaf;
         }
-        let id = call.run(self.session()).unwrap();
-        assert!(is_entry_id(&id), "{id}");
+        let ids = call.run(self.session()).unwrap();
+        assert!(ids.iter().all(|id| is_entry_id(id)), "{ids:?}");
         let after = read(&self.path);
         assert!(
             after.starts_with(&before),
@@ -1020,27 +1050,36 @@ impl Harness {
             assert_eq!(header["version"], 3);
             assert_eq!(header["id"], self.session.as_ref().unwrap().session_id());
         }
-        assert_eq!(lines.len(), 1, "one line per append: {text:?}");
-        let line: Map<String, Value> = serde_json::from_str(lines[0]).unwrap();
-        let (kind, expected) = call.expected();
-        let mut keys = vec!["type"];
-        keys.extend(expected.iter().map(|(key, _)| *key));
-        assert_eq!(line.keys().map(String::as_str).collect::<Vec<_>>(), keys);
-        assert_eq!(line["type"], kind);
-        for (key, value) in expected {
-            if let Some(value) = value {
-                assert_eq!(line[key], value, "{key}");
-            }
-        }
-        assert_eq!(line["id"], id.as_str());
+        let expected_lines = call.expected_lines();
         assert_eq!(
-            line["parentId"],
-            now.id(self.handle.leaf).map_or(Value::Null, Value::String)
+            lines.len(),
+            expected_lines.len(),
+            "one line per entry: {text:?}"
         );
-        assert!(iso_ms(line["timestamp"].as_str().unwrap()).is_some());
+        assert_eq!(ids.len(), expected_lines.len());
+        let mut parent = now.id(self.handle.leaf).map_or(Value::Null, Value::String);
+        for ((line, (kind, expected)), id) in lines.iter().zip(expected_lines).zip(&ids) {
+            let line: Map<String, Value> = serde_json::from_str(line).unwrap();
+            let mut keys = vec!["type"];
+            keys.extend(expected.iter().map(|(key, _)| *key));
+            assert_eq!(line.keys().map(String::as_str).collect::<Vec<_>>(), keys);
+            assert_eq!(line["type"], kind);
+            for (key, value) in expected {
+                if let Some(value) = value {
+                    assert_eq!(line[key], value, "{key}");
+                }
+            }
+            assert_eq!(line["id"], id.as_str());
+            assert_eq!(
+                line["parentId"], parent,
+                "each entry is the child of the one before"
+            );
+            assert!(iso_ms(line["timestamp"].as_str().unwrap()).is_some());
+            parent = Value::String(id.clone());
+        }
         let after_model = Model::parse(&after);
         let last = after_model.entries.len() - 1;
-        assert_eq!(after_model.entries[last].id, id);
+        assert_eq!(&after_model.entries[last].id, ids.last().unwrap());
         self.handle = HandleModel {
             leaf: Some(last),
             seen_len: after_model.complete_len,
@@ -1194,6 +1233,24 @@ impl Harness {
                 };
                 append_raw(&self.path, format!("{line}\n").as_bytes());
                 self.after(*after);
+            }
+            Op::Batch(0) => {
+                // Nothing to append: nothing read, nothing written, nothing moves.
+                let before = read(&self.path);
+                assert_eq!(
+                    Call::Batch(Vec::new()).run(self.session()).unwrap(),
+                    Vec::<String>::new()
+                );
+                assert_eq!(read(&self.path), before);
+            }
+            Op::Batch(count) => {
+                let messages = (0..*count)
+                    .map(|n| {
+                        json!({"role": "user", "content": format!("batch {n}"), "timestamp": n})
+                            .to_string()
+                    })
+                    .collect();
+                self.api(Call::Batch(messages));
             }
             Op::TornThenAppend(percent) => {
                 let id = self.foreign_id('t');
