@@ -597,10 +597,12 @@ impl Session {
     /// Ids from the root to `leaf` (default: this handle's leaf), root first.
     pub fn path_ids(&self, leaf: Option<&str>) -> Result<Vec<String>> {
         let leaf_seq = self.leaf_or(leaf)?;
-        Ok(tree::path_to_root(&self.store, leaf_seq)?
-            .into_iter()
-            .map(|(_, record)| record.id)
-            .collect())
+        if leaf_seq == SEQ_NONE {
+            return Ok(Vec::new());
+        }
+        let mut ids = self.store.ancestor_ids(leaf_seq)?;
+        ids.reverse();
+        Ok(ids)
     }
 
     /// Entries from the root to `leaf` (default: this handle's leaf), root first.

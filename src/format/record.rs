@@ -74,6 +74,32 @@ impl Record {
         out
     }
 
+    /// The `parent_seq` of an encoded record, without decoding the rest.
+    pub fn decode_parent(bytes: &[u8]) -> Result<u64, DecodeError> {
+        match bytes.get(16..24) {
+            Some(field) if bytes.len() >= RECORD_FIXED_LEN => {
+                let mut out = [0; 8];
+                out.copy_from_slice(field);
+                Ok(u64::from_le_bytes(out))
+            }
+            _ => Err(DecodeError(format!(
+                "record of {} bytes, expected at least {RECORD_FIXED_LEN}",
+                bytes.len()
+            ))),
+        }
+    }
+
+    /// The id of an encoded record, without decoding the rest.
+    pub fn decode_id(bytes: &[u8]) -> Result<&str, DecodeError> {
+        let id = bytes.get(RECORD_FIXED_LEN..).ok_or_else(|| {
+            DecodeError(format!(
+                "record of {} bytes, expected at least {RECORD_FIXED_LEN}",
+                bytes.len()
+            ))
+        })?;
+        std::str::from_utf8(id).map_err(|_| DecodeError("record id is not UTF-8".into()))
+    }
+
     pub fn decode(bytes: &[u8]) -> Result<Record, DecodeError> {
         if bytes.len() < RECORD_FIXED_LEN {
             return Err(DecodeError(format!(

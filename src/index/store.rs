@@ -843,21 +843,54 @@ impl Store {
     /// committed part is read by reverse range scans (sequential pages) rather than a point
     /// lookup per hop; a parent more than [`RANGE_SKIP_MAX`] lines back restarts the scan.
     pub fn ancestors(&self, seq: u64, stop_seq: u64) -> Result<Vec<(u64, Record)>> {
-        self.guard(|| self.ancestors_unguarded(seq, stop_seq))
+        let mut out = Vec::new();
+        self.guard(|| {
+            self.walk_up(seq, stop_seq, |seq, bytes| {
+                out.push((
+                    seq,
+                    Record::decode(bytes).map_err(|error| self.read_error(error.0))?,
+                ));
+                Ok(())
+            })
+        })?;
+        Ok(out)
     }
 
-    fn ancestors_unguarded(&self, seq: u64, stop_seq: u64) -> Result<Vec<(u64, Record)>> {
+    /// The ids of `seq` and its ancestors, nearest first: [`Store::ancestors`] without
+    /// decoding whole records (the leaf-to-root walk of `path_ids`).
+    pub fn ancestor_ids(&self, seq: u64) -> Result<Vec<String>> {
         let mut out = Vec::new();
+        self.guard(|| {
+            self.walk_up(seq, SEQ_NONE, |_, bytes| {
+                out.push(
+                    Record::decode_id(bytes)
+                        .map_err(|error| self.read_error(error.0))?
+                        .to_owned(),
+                );
+                Ok(())
+            })
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `visit` with the encoded record of `seq` and of each ancestor, nearest first,
+    /// ending at a root or after `stop_seq` (see [`Store::ancestors`]).
+    fn walk_up(
+        &self,
+        seq: u64,
+        stop_seq: u64,
+        mut visit: impl FnMut(u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
         let mut wanted = seq;
         while wanted != SEQ_NONE {
             if wanted >= self.overlay.base_seq {
                 let record = self.existing_record(wanted)?;
-                let parent = record.parent_seq;
-                out.push((wanted, record));
-                if wanted == stop_seq {
-                    break;
+                visit(wanted, &record.encode())?;
+                if wanted == stop_seq || record.parent_seq >= wanted {
+                    // Parents precede children: anything else ends the walk.
+                    return Ok(());
                 }
-                wanted = parent;
+                wanted = record.parent_seq;
                 continue;
             }
             let Some(tables) = &self.tables else {
@@ -880,12 +913,12 @@ impl Store {
                 if key < wanted {
                     return Err(self.read_error(format!("record {wanted} is missing")));
                 }
-                let record =
-                    Record::decode(value.value()).map_err(|error| self.read_error(error.0))?;
-                let parent = record.parent_seq;
-                out.push((wanted, record));
+                let bytes = value.value();
+                visit(wanted, bytes)?;
+                let parent =
+                    Record::decode_parent(bytes).map_err(|error| self.read_error(error.0))?;
                 if wanted == stop_seq || parent == SEQ_NONE {
-                    return Ok(out);
+                    return Ok(());
                 }
                 let restart = parent + RANGE_SKIP_MAX < wanted;
                 wanted = parent;
@@ -894,7 +927,7 @@ impl Store {
                 }
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The tree fields of `seq`, which the caller got from the index itself.
