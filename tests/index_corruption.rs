@@ -657,3 +657,64 @@ fn self_jump_pointer_ends_ancestor_queries() {
     drop(result);
     drop(session);
 }
+
+/// Appends `count` lines as another process would: a chain from `parent`, every hundredth
+/// line a new root. Returns the last id.
+fn append_chain(path: &Path, first: usize, count: usize, mut parent: String) -> String {
+    use std::io::Write;
+    let mut lines = String::new();
+    for n in first..first + count {
+        let id = format!("c{n:07}");
+        let from = if n % 100 == 99 {
+            "null".to_string()
+        } else {
+            format!("\"{parent}\"")
+        };
+        lines.push_str(&format!(
+            r#"{{"type":"message","id":"{id}","parentId":{from},"timestamp":"2025-06-01T00:00:00.000Z","message":{{"role":"user","content":"line {n}"}}}}"#
+        ));
+        lines.push('\n');
+        parent = id;
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    parent
+}
+
+/// An index far behind its log (more lines than one flush holds) catches up across flushes,
+/// whether a new open or a live handle's `refresh` reads the new lines first; every handle
+/// answers as a replay does.
+#[test]
+fn catch_up_across_flushes() {
+    let (_dir, path) = indexed_copy(&sample());
+    let mut first = open(&path);
+    let mut last = open(&path);
+    let leaf = first.leaf_id().unwrap().unwrap();
+    append_chain(&path, 0, 8300, leaf);
+    let expected = replay(&path);
+    // One live handle reads the new lines before any open, one after an open flushed them.
+    first.refresh().unwrap();
+    assert_eq!(answers(&first).unwrap(), expected, "refresh before an open");
+    let session = open(&path);
+    assert!(
+        matches!(
+            session.index_state(),
+            IndexState::Fresh | IndexState::CaughtUp { .. }
+        ),
+        "{:?}",
+        session.index_state()
+    );
+    assert_eq!(answers(&session).unwrap(), expected, "open");
+    drop(session);
+    last.refresh().unwrap();
+    last.sync().unwrap();
+    assert_eq!(answers(&last).unwrap(), expected, "refresh after an open");
+    drop((first, last));
+    let again = open(&path);
+    assert_eq!(again.index_state(), &IndexState::Fresh);
+    assert_eq!(answers(&again).unwrap(), expected, "reopen");
+}
