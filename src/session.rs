@@ -351,27 +351,8 @@ impl Session {
             .identity()
             .map_err(|e| Error::io(storage.path(), "stat", e))?
             .len_bytes;
-        let state = &store.state;
-        let header = if state.header_offset_bytes != SEQ_NONE && !state.header_recovered {
-            let mut bytes = vec![0; state.header_len_bytes as usize];
-            read_exact_at(storage.as_ref(), state.header_offset_bytes, &mut bytes)
-                .map_err(|e| Error::io(storage.path(), "read", e))?;
-            Header::parse(String::from_utf8_lossy(&bytes).into_owned(), false)
-        } else {
-            None
-        };
         let header_pending = log_len == 0;
-        let header = match header {
-            Some(header) => header,
-            None => {
-                let cwd = std::env::current_dir()
-                    .map(|dir| dir.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                // A recovered header gets an id derived from the path, so reopening agrees.
-                let id = recovered_session_id(storage.path());
-                Header::new(id, &cwd, None, !header_pending)
-            }
-        };
+        let header = log_header(storage.as_ref(), &store, log_len)?;
         Ok(Session {
             leaf_seq: store.state.leaf_seq,
             storage,
@@ -737,7 +718,8 @@ impl Session {
             Some((_, leaf_before)) => leaf_before,
             None => self.store.state.leaf_seq,
         };
-        self.store.catch_up(self.storage.as_mut())?;
+        let log_len = self.store.catch_up(self.storage.as_mut())?;
+        self.adopt_log_header(log_len)?;
         if self.leaf_seq == leaf_before {
             self.leaf_seq = self.store.state.leaf_seq;
         }
@@ -897,6 +879,7 @@ impl Session {
             .conflict_base
             .unwrap_or((self.store.next_seq, self.store.state.leaf_seq));
         let log_len = self.store.catch_up(self.storage.as_mut())?;
+        self.adopt_log_header(log_len)?;
         if log_len < self.store.indexed_len_bytes {
             return Err(Error::LogChanged {
                 path: self.log_path().to_path_buf(),
@@ -981,6 +964,17 @@ impl Session {
         self.leaf_seq = seq;
         self.conflict_base = None;
         Ok(ids)
+    }
+
+    /// A handle opened on an empty log made its header up, to write it with its first append.
+    /// Once another process has written to the log, the header is the log's own (or a
+    /// recovered one), as a fresh open would report it.
+    fn adopt_log_header(&mut self, log_len: u64) -> Result<()> {
+        if self.header_pending && log_len > 0 {
+            self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
+            self.header_pending = false;
+        }
+        Ok(())
     }
 
     /// The id of the first entry appended by someone else since `seen_before` that has this
@@ -1292,6 +1286,31 @@ fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
         }
     }
     serde_json::to_string(&value).ok()
+}
+
+/// The header a log of `log_len` bytes has: its first line's, or one made up in memory
+/// (recovered when the log has bytes but no header; pending when it is empty).
+fn log_header(storage: &dyn LogStorage, store: &Store, log_len: u64) -> Result<Header> {
+    let state = &store.state;
+    let header = if state.header_offset_bytes != SEQ_NONE && !state.header_recovered {
+        let mut bytes = vec![0; state.header_len_bytes as usize];
+        read_exact_at(storage, state.header_offset_bytes, &mut bytes)
+            .map_err(|e| Error::io(storage.path(), "read", e))?;
+        Header::parse(String::from_utf8_lossy(&bytes).into_owned(), false)
+    } else {
+        None
+    };
+    Ok(match header {
+        Some(header) => header,
+        None => {
+            let cwd = std::env::current_dir()
+                .map(|dir| dir.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            // A recovered header gets an id derived from the path, so reopening agrees.
+            let id = recovered_session_id(storage.path());
+            Header::new(id, &cwd, None, log_len > 0)
+        }
+    })
 }
 
 fn recovered_session_id(path: &Path) -> String {

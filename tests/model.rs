@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 use serde_json::{Map, Value, json};
-use treelog::{Error, OnConflict, Session, SessionOptions, sidecar_path};
+use treelog::{Error, OnConflict, Session, SessionOptions, Verify, sidecar_path};
 
 // ---------------------------------------------------------------------------------------------
 // The reference model: a pure function of the log's bytes.
@@ -587,7 +587,9 @@ enum Op {
     Reopen(bool),
     DeleteSidecar,
     Sync,
-    ExternalAppend(ParentChoice, usize, bool, After),
+    /// Another process appends a message: parent, timestamp, kind (0 user, 1 assistant,
+    /// 2 an OpenClaw `appendMode:"side"` assistant row), then what the handle does.
+    ExternalAppend(ParentChoice, usize, u8, After),
     ExternalForeign(Foreign, After),
     TornThenAppend(u8),
     Batch(u8),
@@ -670,7 +672,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => any::<bool>().prop_map(Op::Reopen),
         1 => Just(Op::DeleteSidecar),
         1 => Just(Op::Sync),
-        4 => (parent_choice(), any::<usize>(), any::<bool>(), after())
+        4 => (parent_choice(), any::<usize>(), 0u8..3, after())
             .prop_map(|(p, t, a, w)| Op::ExternalAppend(p, t, a, w)),
         2 => (foreign, after()).prop_map(|(f, w)| Op::ExternalForeign(f, w)),
         1 => (1u8..100).prop_map(Op::TornThenAppend),
@@ -941,6 +943,7 @@ impl Harness {
         }
         self.handle.seen_len = now.complete_len;
         self.handle.base_len = now.complete_len;
+        self.handle.header_pending &= now.file_len == 0;
     }
 
     fn after(&mut self, after: After) {
@@ -1022,6 +1025,7 @@ impl Harness {
                 assert!(matches!(result, Err(Error::Conflict { .. })), "{result:?}");
                 assert_eq!(read(&self.path), before, "a conflict writes nothing");
                 self.handle.seen_len = now.complete_len;
+                self.handle.header_pending &= before.is_empty();
                 return;
             }
             self.handle.leaf = now.log_leaf;
@@ -1181,7 +1185,7 @@ impl Harness {
                 Err(error) => panic!("{error}"),
             },
             Op::Sync => self.session().sync().unwrap(),
-            Op::ExternalAppend(parent, timestamp, assistant, after) => {
+            Op::ExternalAppend(parent, timestamp, kind, after) => {
                 let id = self.foreign_id('x');
                 let mut line = Map::new();
                 line.insert("type".into(), json!("message"));
@@ -1193,7 +1197,10 @@ impl Harness {
                     "timestamp".into(),
                     json!(TIMESTAMPS[timestamp % TIMESTAMPS.len()]),
                 );
-                let message = if *assistant {
+                if *kind == 2 {
+                    line.insert("appendMode".into(), json!("side"));
+                }
+                let message = if *kind > 0 {
                     json!({"role": "assistant", "content": [], "provider": "ext", "model": "ext-model", "timestamp": 3})
                 } else {
                     json!({"role": "user", "content": format!("external {id}"), "timestamp": 2})
@@ -1273,17 +1280,37 @@ impl Harness {
         let leaf = self.handle.leaf;
         check_session(&format!("{step}: live"), self.session(), &view, leaf);
         let now = Model::parse(&bytes);
-        for use_index in [true, false] {
-            if (use_index && fresh == Fresh::None) || (!use_index && fresh != Fresh::Both) {
+        for (use_index, verify) in [
+            (true, Verify::Quick),
+            (false, Verify::Quick),
+            (true, Verify::Full),
+        ] {
+            let wanted = match fresh {
+                Fresh::None => false,
+                Fresh::Indexed => use_index && verify == Verify::Quick,
+                Fresh::Both => true,
+            };
+            if !wanted {
                 continue;
             }
             let options = SessionOptions {
                 use_index,
+                verify,
                 ..SessionOptions::default()
             };
             let mut fresh = Session::open(&self.path, options).unwrap();
-            let what = format!("{step}: fresh (index {use_index})");
+            let what = format!("{step}: fresh (index {use_index}, {verify:?})");
             check_session(&what, &mut fresh, &now, now.log_leaf);
+            if !self.handle.header_pending {
+                // A handle that has read a non-empty log reports the log's header.
+                let live = self.session.as_ref().unwrap();
+                assert_eq!(live.session_id(), fresh.session_id(), "{what}: live header");
+                assert_eq!(
+                    live.header().recovered,
+                    fresh.header().recovered,
+                    "{what}: live header recovered"
+                );
+            }
             assert_eq!(
                 fresh.header().recovered,
                 now.recovered,
@@ -1378,12 +1405,7 @@ fn sync_after_another_handle_flushed_lists_each_entry_once() {
 #[test]
 fn refresh_sees_a_log_another_process_created() {
     run(
-        &[Op::ExternalAppend(
-            ParentChoice::Null,
-            0,
-            false,
-            After::Refresh,
-        )],
+        &[Op::ExternalAppend(ParentChoice::Null, 0, 0, After::Refresh)],
         OnConflict::Fail,
         true,
     );
@@ -1397,11 +1419,25 @@ fn conflict_stays_until_resolved() {
     run(
         &[
             Op::User(0),
-            Op::ExternalAppend(ParentChoice::Entry(0), 0, false, After::Nothing),
+            Op::ExternalAppend(ParentChoice::Entry(0), 0, 0, After::Nothing),
             Op::User(1),
             Op::User(2),
             Op::Refresh,
             Op::User(3),
+        ],
+        OnConflict::Fail,
+        true,
+    );
+}
+
+/// Bug: a handle opened before its log existed kept the header it had made up after another
+/// process created the log with its own header (`session_id()` named no session on disk).
+#[test]
+fn handle_adopts_the_header_another_process_wrote() {
+    run(
+        &[
+            Op::ExternalForeign(Foreign::Garbage(3), After::Refresh),
+            Op::User(0),
         ],
         OnConflict::Fail,
         true,
