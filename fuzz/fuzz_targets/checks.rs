@@ -29,7 +29,10 @@ pub fn fuzz_one(data: &[u8], check: fn(&[u8])) {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         std::panic::set_hook(Box::new(|info| {
-            let message = format!("{info}");
+            let mut message = format!("{info}");
+            if std::env::var_os("TREELOG_FUZZ_TRACE").is_some() {
+                message.push_str(&format!("\n{}", std::backtrace::Backtrace::force_capture()));
+            }
             LAST_PANIC.with(|last| *last.borrow_mut() = Some(message));
         }))
     });

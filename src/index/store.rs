@@ -305,7 +305,7 @@ impl Store {
                     .create(&temp_path)
                     .map_err(|e| index_error(&temp_path, e))
             })?;
-            self.db = Some(Db::Writer(db));
+            self.db = Some(Db::Writer(DropGuarded::new(db)));
             self.sidecar_path = Some(temp_path.clone());
             self.build_mode = true;
             guarded(&temp_path, || self.reset())?;
@@ -1123,8 +1123,8 @@ impl LineSink for CatchUp<'_> {
 /// The sidecar handle: read-only until this handle first writes, because a read-write open
 /// of redb costs several fsyncs even when nothing is written, and most opens write nothing.
 enum Db {
-    ReadOnly(redb::ReadOnlyDatabase),
-    Writer(Database),
+    ReadOnly(DropGuarded<redb::ReadOnlyDatabase>),
+    Writer(DropGuarded<Database>),
 }
 
 impl Db {
@@ -1136,6 +1136,37 @@ impl Db {
     }
 }
 
+/// A redb handle dropped where a panic is caught: redb's `Database::drop` unwraps a mutex that
+/// an earlier redb panic (caught by `guarded` on a damaged sidecar) may have poisoned, so the
+/// drop is guarded as every other redb call is (found by the `open_log` fuzz target).
+struct DropGuarded<T>(Option<T>);
+
+impl<T> DropGuarded<T> {
+    fn new(inner: T) -> DropGuarded<T> {
+        DropGuarded(Some(inner))
+    }
+}
+
+impl<T> std::ops::Deref for DropGuarded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.0.as_ref().expect("present until dropped")
+    }
+}
+
+impl<T> std::ops::DerefMut for DropGuarded<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.0.as_mut().expect("present until dropped")
+    }
+}
+
+impl<T> Drop for DropGuarded<T> {
+    fn drop(&mut self) {
+        let inner = self.0.take();
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(inner)));
+    }
+}
+
 impl Store {
     /// Makes sure the read-write handle of the sidecar is open (it is opened on first use).
     /// Read transactions of the read-only handle stay valid: redb lets both handles share the
@@ -1143,7 +1174,7 @@ impl Store {
     fn ensure_writer(&mut self) -> Result<()> {
         if let Some(Db::ReadOnly(_)) = &self.db {
             let path = self.sidecar_path.clone().unwrap_or_default();
-            self.db = Some(Db::Writer(open_database(&path)?));
+            self.db = Some(Db::Writer(DropGuarded::new(open_database(&path)?)));
         }
         Ok(())
     }
@@ -1161,7 +1192,7 @@ fn open_database_read_only(path: &Path) -> Result<Db> {
     Database::builder()
         .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
         .open_read_only(path)
-        .map(Db::ReadOnly)
+        .map(|db| Db::ReadOnly(DropGuarded::new(db)))
         .map_err(|e| index_error(path, e))
 }
 
@@ -1172,7 +1203,7 @@ fn open_database_checked(path: &Path) -> Result<Db> {
         .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
         .set_check_integrity_on_open(true)
         .open(path)
-        .map(Db::Writer)
+        .map(|db| Db::Writer(DropGuarded::new(db)))
         .map_err(|e| index_error(path, e))
 }
 
