@@ -4,24 +4,34 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
-
 use crate::error::Result;
-use crate::format::line::{EntryKind, json_str, raw_field};
+use crate::format::line::{EntryKind, json_text_str, trusted_field};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::write::push_json_string;
 use crate::index::Store;
-use crate::session::{Session, timestamp_ms, top_level_fields};
+use crate::session::{Session, timestamp_ms};
 use crate::tree::ancestor_at_depth;
 
 /// The context for one leaf: `{"messages":[...],"thinkingLevel":...,"model":...}`.
 #[derive(Clone, Debug)]
 pub struct Context {
     /// Each message as JSON, stored ones byte for byte.
-    pub messages: Vec<Box<RawValue>>,
-    pub thinking_level: Box<RawValue>,
+    pub messages: Vec<JsonText>,
+    pub thinking_level: JsonText,
     /// `{"provider":...,"modelId":...}` or `None` (JSON null).
-    pub model: Option<Box<RawValue>>,
+    pub model: Option<JsonText>,
+}
+
+/// A JSON value as text. Values copied from the log are byte for byte what the log holds
+/// (the line parsed as JSON when it was indexed, and its crc32 still matches); values built
+/// here are assembled from such values and JSON strings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonText(String);
+
+impl JsonText {
+    pub fn get(&self) -> &str {
+        &self.0
+    }
 }
 
 impl Context {
@@ -43,8 +53,8 @@ impl Context {
     }
 }
 
-fn raw(json: String) -> Box<RawValue> {
-    RawValue::from_string(json).expect("context code builds only valid JSON")
+fn raw(json: String) -> JsonText {
+    JsonText(json)
 }
 
 pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
@@ -77,8 +87,8 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
     if leaf.compaction_seq != SEQ_NONE {
         let compaction = store.existing_record(leaf.compaction_seq)?;
         let line = read(session, &compaction)?;
-        let first_kept =
-            field(&line, "firstKeptEntryId").and_then(|raw| json_str(&raw).map(Cow::into_owned));
+        let first_kept = field(&line, "firstKeptEntryId")
+            .and_then(|raw| json_text_str(raw.get()).map(Cow::into_owned));
         // Entries before the compaction are kept only from the first kept one, and only if it
         // is on the path; otherwise the walk stops at the compaction itself.
         stop_seq = leaf.compaction_seq;
@@ -156,7 +166,7 @@ fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>
 }
 
 /// What an entry contributes to the context, if anything.
-fn message_of(record: &Record, line: &str, legacy: bool) -> Option<Box<RawValue>> {
+fn message_of(record: &Record, line: &str, legacy: bool) -> Option<JsonText> {
     match record.kind {
         Some(EntryKind::Message) => {
             let message = field(line, "message")?;
@@ -176,7 +186,7 @@ fn message_of(record: &Record, line: &str, legacy: bool) -> Option<Box<RawValue>
         }
         Some(EntryKind::BranchSummary) => {
             let summary = field(line, "summary");
-            if !summary.as_ref().is_some_and(|summary| is_truthy(summary)) {
+            if !summary.as_ref().is_some_and(is_truthy) {
                 return None;
             }
             let mut out = String::from("{\"role\":\"branchSummary\"");
@@ -192,19 +202,16 @@ fn message_of(record: &Record, line: &str, legacy: bool) -> Option<Box<RawValue>
 
 /// `{provider, modelId}` from a model change, or from an assistant message's `provider` and
 /// `model`.
-fn model_of(session: &Session, record: &Record) -> Result<Box<RawValue>> {
+fn model_of(session: &Session, record: &Record) -> Result<JsonText> {
     let line = read(session, record)?;
     let (provider, model_id) = if record.kind == Some(EntryKind::ModelChange) {
         (field(&line, "provider"), field(&line, "modelId"))
     } else {
         let message = field(&line, "message");
-        let message_fields = message
-            .as_ref()
-            .and_then(|message| top_level_fields(message.get()).ok());
         let get = |key: &str| {
-            message_fields
+            message
                 .as_ref()
-                .and_then(|fields| fields.get(key).map(|raw| (*raw).to_owned()))
+                .and_then(|message| field(message.get(), key))
         };
         (get("provider"), get("model"))
     };
@@ -219,7 +226,7 @@ fn model_of(session: &Session, record: &Record) -> Result<Box<RawValue>> {
 }
 
 /// v1/v2 files: a `hookMessage` role is read as `custom` (pi's v2 to v3 migration).
-fn migrate_hook_message(message: Box<RawValue>) -> Box<RawValue> {
+fn migrate_hook_message(message: JsonText) -> JsonText {
     let Ok(mut value) = serde_json::from_str::<serde_json::Value>(message.get()) else {
         return message;
     };
@@ -227,19 +234,20 @@ fn migrate_hook_message(message: Box<RawValue>) -> Box<RawValue> {
         Some(role) if role == "hookMessage" => *role = serde_json::Value::String("custom".into()),
         _ => return message,
     }
-    serde_json::value::to_raw_value(&value).unwrap_or(message)
+    serde_json::to_string(&value).map_or(message, JsonText)
 }
 
 fn read(session: &Session, record: &Record) -> Result<String> {
     session.read_line(record)
 }
 
-fn field(line: &str, name: &str) -> Option<Box<RawValue>> {
-    raw_field(line, name).map(|raw| raw.to_owned())
+/// A top-level field of a line read through the index (crc32 checked, so valid JSON).
+fn field(line: &str, name: &str) -> Option<JsonText> {
+    trusted_field(line, name).map(|text| JsonText(text.to_owned()))
 }
 
 /// `,"key":value` when the value exists (JSON.stringify drops undefined values).
-fn append_optional(out: &mut String, key: &str, value: Option<Box<RawValue>>) {
+fn append_optional(out: &mut String, key: &str, value: Option<JsonText>) {
     if let Some(value) = value {
         out.push(',');
         push_json_string(out, key);
@@ -251,12 +259,12 @@ fn append_optional(out: &mut String, key: &str, value: Option<Box<RawValue>>) {
 /// `,"timestamp":ms` from the entry's ISO timestamp (`null` where JavaScript gets NaN).
 fn append_timestamp(out: &mut String, line: &str) {
     let millis = field(line, "timestamp")
-        .and_then(|raw| json_str(&raw).and_then(|text| timestamp_ms(&text)));
+        .and_then(|raw| json_text_str(raw.get()).and_then(|text| timestamp_ms(&text)));
     out.push_str(",\"timestamp\":");
     out.push_str(&millis.map_or("null".into(), |millis| millis.to_string()));
 }
 
 /// JavaScript truthiness of a JSON value.
-fn is_truthy(value: &RawValue) -> bool {
+fn is_truthy(value: &JsonText) -> bool {
     !matches!(value.get(), "null" | "false" | "0" | "\"\"" | "-0" | "0.0")
 }

@@ -30,7 +30,7 @@ pub mod storage;
 mod tree;
 pub mod verify;
 
-pub use context::Context;
+pub use context::{Context, JsonText};
 pub use error::{Error, Result};
 pub use format::line::EntryKind;
 pub use format::write::NewEntry;

@@ -264,8 +264,12 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
 
 /// Decodes a raw JSON value that is a string; `None` for any other value.
 pub fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    if !text.starts_with('"') {
+    json_text_str(raw.get())
+}
+
+/// Decodes JSON text that is a string value; `None` for any other value.
+pub fn json_text_str(text: &str) -> Option<Cow<'_, str>> {
+    if text.len() < 2 || !text.starts_with('"') || !text.ends_with('"') {
         return None;
     }
     if !text.contains('\\') {
@@ -597,5 +601,169 @@ mod raw_field_tests {
         assert!(raw_field(line, "missing").is_none());
         assert!(raw_field("[1]", "m").is_none());
         assert!(raw_field("{not json", "m").is_none());
+    }
+}
+
+/// The text of the top-level field `name` of a JSON object already known to be valid JSON (a
+/// line that parsed when it was indexed and whose crc32 still matches), found by a structural
+/// scan that jumps over strings and nested values without validating them: several times
+/// faster than a parse, which matters when a context copies thousands of messages. The last
+/// occurrence wins, as in `JSON.parse`. `None` when absent or when the text is not an object;
+/// on text that is not valid JSON the answer is unspecified but never a panic.
+pub fn trusted_field<'a>(json: &'a str, name: &str) -> Option<&'a str> {
+    let bytes = json.as_bytes();
+    let mut at = skip_whitespace(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    let mut found = None;
+    loop {
+        at = skip_whitespace(bytes, at);
+        match bytes.get(at)? {
+            b'}' => return found,
+            b'"' => {}
+            _ => return None,
+        }
+        let key_end = string_end(bytes, at)?;
+        let key = &json[at..key_end];
+        at = skip_whitespace(bytes, key_end);
+        if bytes.get(at) != Some(&b':') {
+            return None;
+        }
+        at = skip_whitespace(bytes, at + 1);
+        let value_end = value_end(bytes, at)?;
+        if key_matches(key, name) {
+            found = Some(json.get(at..value_end)?);
+        }
+        at = skip_whitespace(bytes, value_end);
+        match bytes.get(at)? {
+            b',' => at += 1,
+            b'}' => return found,
+            _ => return None,
+        }
+    }
+}
+
+fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+        at += 1;
+    }
+    at
+}
+
+/// The index just after the string that starts (with its quote) at `at`.
+fn string_end(bytes: &[u8], at: usize) -> Option<usize> {
+    // Most strings in a transcript line are short keys and values: a plain loop over the first
+    // bytes beats setting up a vector search.
+    let mut search = at + 1;
+    let short_end = (search + 32).min(bytes.len());
+    while search < short_end {
+        match bytes[search] {
+            b'"' => return Some(search + 1),
+            b'\\' => search += 2,
+            _ => search += 1,
+        }
+    }
+    loop {
+        let found = search + memchr::memchr2(b'"', b'\\', bytes.get(search..)?)?;
+        if bytes[found] == b'\\' {
+            search = found + 2;
+        } else {
+            return Some(found + 1);
+        }
+    }
+}
+
+/// The index just after the value that starts at `at`.
+fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let (open, close) = match bytes.get(at)? {
+        b'"' => return string_end(bytes, at),
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
+        _ => {
+            // A number, true, false or null: up to the next separator.
+            let rest = bytes.get(at..)?;
+            let len = rest
+                .iter()
+                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'))
+                .unwrap_or(rest.len());
+            return Some(at + len);
+        }
+    };
+    // Valid JSON nests brackets properly, so counting only this value's kind of bracket
+    // (outside strings) finds its end.
+    let mut depth = 0usize;
+    let mut search = at;
+    loop {
+        let found = search + memchr::memchr3(b'"', open, close, bytes.get(search..)?)?;
+        match bytes[found] {
+            b'"' => search = string_end(bytes, found)?,
+            byte if byte == open => {
+                depth += 1;
+                search = found + 1;
+            }
+            _ => {
+                depth = depth.checked_sub(1)?;
+                search = found + 1;
+                if depth == 0 {
+                    return Some(search);
+                }
+            }
+        }
+    }
+}
+
+/// Whether the quoted key `raw_key` (quotes included) names `name`.
+fn key_matches(raw_key: &str, name: &str) -> bool {
+    let inner = &raw_key[1..raw_key.len() - 1];
+    if !inner.contains('\\') {
+        return inner == name;
+    }
+    serde_json::from_str::<String>(raw_key).is_ok_and(|key| key == name)
+}
+
+#[cfg(test)]
+mod trusted_field_tests {
+    use super::{raw_field, trusted_field};
+
+    /// On valid JSON the structural scan agrees with a full parse, for every field.
+    #[test]
+    fn agrees_with_a_parse() {
+        let lines = [
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"a } ] \" \\ {"}],"n":[1,[2,{"x":"]"}]]}}"#,
+            r#" { "k" : 1.5e3 , "s" : "x\"y" , "b":true,"z":null,"arr":[ "}" , {"a":[]} ] , "k":-2 } "#,
+            r#"{"\u0061bc":"escaped key","deep":[[[[{"a":{"b":[{}]}}]]]]}"#,
+        ];
+        for line in lines {
+            for name in [
+                "type", "id", "parentId", "message", "k", "s", "b", "z", "arr", "abc", "deep",
+                "missing",
+            ] {
+                assert_eq!(
+                    trusted_field(line, name),
+                    raw_field(line, name).map(|raw| raw.get()),
+                    "{name} in {line}"
+                );
+            }
+        }
+    }
+
+    /// Text that is not an object, or is cut short, gives None rather than a panic.
+    #[test]
+    fn malformed_text_is_none() {
+        for text in [
+            "",
+            "[1]",
+            "{",
+            "{\"a\"",
+            "{\"a\":",
+            "{\"a\":\"x",
+            "{\"a\":[1,",
+            "{\"a\":1 \"b\":2}",
+            "\"s\"",
+        ] {
+            assert_eq!(trusted_field(text, "a"), None, "{text}");
+        }
     }
 }
