@@ -718,3 +718,35 @@ fn catch_up_across_flushes() {
     assert_eq!(again.index_state(), &IndexState::Fresh);
     assert_eq!(answers(&again).unwrap(), expected, "reopen");
 }
+
+/// A record whose parent is a later record (a cycle of parent links, one damaged value in the
+/// sidecar): every walk toward the root ends, with an error or an answer, never a hang.
+#[test]
+fn cyclic_parent_link_ends_every_walk() {
+    let (_dir, path) = indexed_copy(&sample());
+    let expected = &fixture(&sample()).expected;
+    let leaf = expected.leaf.clone().unwrap();
+    let on_path = expected.path[expected.path.len() / 2].clone();
+    // The sample has no opaque lines: an entry's sequence number is its place in file order.
+    let seq_of = |id: &str| expected.entries.iter().position(|e| e.0 == id).unwrap() as u64;
+    let (seq, leaf_seq) = (seq_of(&on_path), seq_of(&leaf));
+    assert!(seq < leaf_seq);
+    tamper(&path, |txn| {
+        let mut records = txn.open_table(RECORDS).unwrap();
+        let mut bytes = records.get(seq).unwrap().unwrap().value().to_vec();
+        // parent_seq (offset 16) and jump_seq (offset 24) name the leaf, a later record.
+        bytes[16..24].copy_from_slice(&leaf_seq.to_le_bytes());
+        bytes[24..32].copy_from_slice(&leaf_seq.to_le_bytes());
+        records.insert(seq, bytes.as_slice()).unwrap();
+    });
+    within(20, move || {
+        let session = open(&path);
+        let _ = session.path_ids(None);
+        let _ = session.path(None);
+        let _ = session.build_context(None);
+        let _ = session.is_ancestor(&on_path, &leaf);
+        let _ = session.common_ancestor(&on_path, &leaf);
+        let _ = session.branch_difference(&on_path, &leaf);
+        let _ = session.tree().map(|walk| walk.take(1000).count());
+    });
+}
