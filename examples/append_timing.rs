@@ -1,29 +1,55 @@
-//! Append throughput with index maintenance: `cargo run --release --example append_timing [N]`.
+//! Append throughput with index maintenance:
+//! `cargo run --release --example append_timing [N] [BATCH]` (BATCH entries per append_many).
 use std::time::Instant;
+
+use serde_json::value::RawValue;
 
 fn main() {
     let count: usize = std::env::args()
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(100_000);
+    let batch: usize = std::env::args()
+        .nth(2)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let dir = std::env::temp_dir().join(format!("treelog-append-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("append.jsonl");
+    // Create the log first, so that the timed session keeps a sidecar index.
+    let mut first =
+        treelog::Session::open(&path, treelog::SessionOptions::default()).expect("create");
+    first
+        .append_message(r#"{"role":"user","content":"start","timestamp":0}"#)
+        .expect("first append");
+    first.close().expect("close");
     let mut session =
         treelog::Session::open(&path, treelog::SessionOptions::default()).expect("open");
+    assert!(!matches!(
+        session.index_state(),
+        treelog::IndexState::Unindexed { .. }
+    ));
     let message = format!(
         r#"{{"role":"user","content":"{}","timestamp":1}}"#,
         "x".repeat(900)
     );
     let start = Instant::now();
-    for _ in 0..count {
-        session.append_message(&message).expect("append");
+    let mut done = 0;
+    while done < count {
+        let entries = (0..batch)
+            .map(|_| treelog::NewEntry::Message {
+                message: RawValue::from_string(message.clone()).expect("valid JSON"),
+            })
+            .collect();
+        session.append_many(entries).expect("append");
+        done += batch;
     }
     session.close().expect("close");
     let elapsed = start.elapsed();
     println!(
-        "{count} appends in {elapsed:?}: {:.0} appends/s",
-        count as f64 / elapsed.as_secs_f64()
+        "{done} appends in batches of {batch} in {elapsed:?}: {:.0} appends/s",
+        done as f64 / elapsed.as_secs_f64()
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -201,7 +201,7 @@ impl JsonObject {
         // A `RawValue` built by the caller (`NewEntry` is public) may hold line breaks between
         // tokens; written as they are they would split the entry into broken lines. In valid
         // JSON they can only be whitespace, so a space keeps the value (see `single_line_raw`).
-        if raw_json.contains(['\n', '\r']) {
+        if memchr::memchr2(b'\n', b'\r', raw_json.as_bytes()).is_some() {
             self.text.push_str(&raw_json.replace(['\n', '\r'], " "));
         } else {
             self.text.push_str(raw_json);
