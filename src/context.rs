@@ -87,8 +87,23 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
     if leaf.compaction_seq != SEQ_NONE {
         let compaction = store.existing_record(leaf.compaction_seq)?;
         let line = read(session, &compaction)?;
-        let first_kept = field(&line, "firstKeptEntryId")
+        let mut first_kept = field(&line, "firstKeptEntryId")
             .and_then(|raw| json_text_str(raw.get()).map(Cow::into_owned));
+        if first_kept.is_none() && store.state.header_version < 2 && !store.state.header_recovered {
+            // v1 compactions name the first kept entry by its index among the parsed records,
+            // the header being record 0 (pi's v1 -> v2 migration): entry `index - 1` here.
+            let index =
+                field(&line, "firstKeptEntryIndex").and_then(|raw| raw.get().parse::<u64>().ok());
+            if let Some(seq) = index
+                .and_then(|index| index.checked_sub(1))
+                .filter(|seq| *seq < store.record_count())
+            {
+                let record = store.existing_record(seq)?;
+                if record.kind.is_some() {
+                    first_kept = Some(record.id);
+                }
+            }
+        }
         // Entries before the compaction are kept only from the first kept one, and only if it
         // is on the path; otherwise the walk stops at the compaction itself.
         stop_seq = leaf.compaction_seq;
