@@ -769,7 +769,8 @@ fn twenty_megabyte_line() {
     let line = format!(
         r#"{{"type":"message","id":"big","parentId":null,"timestamp":"2025-01-01T09:00:01.000Z","message":{message}}}"#
     );
-    let (_dir, path) = write_log(&log(&[HEADER, &line, &user("u2", "big", 2)]));
+    let bytes = log(&[HEADER, &line, &user("u2", "big", 2)]);
+    let (_dir, path) = write_log(&bytes);
     let session = open(&path);
     let context = session.build_context(None).unwrap();
     assert_eq!(context.messages.len(), 2);
@@ -779,6 +780,10 @@ fn twenty_megabyte_line() {
     let session = Session::open(&path, no_index()).unwrap();
     assert_eq!(session.path_ids(None).unwrap(), ["big", "u2"]);
     drop(session);
+    assert!(
+        std::fs::read(&path).unwrap() == bytes,
+        "opening changed the log"
+    );
     let mut session = Session::open(&path, SessionOptions::default()).unwrap();
     let id = session
         .append_message(r#"{"role":"user","content":"after"}"#)
