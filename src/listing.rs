@@ -27,6 +27,8 @@ pub struct SessionInfo {
     pub first_message: String,
     /// The file's modification time in epoch milliseconds (the last sort key).
     pub file_modified_ms: i64,
+    /// What reading the session found about its index (fresh, caught up, rebuilt and why).
+    pub index_state: crate::IndexState,
 }
 
 /// pi's sessions directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
@@ -184,6 +186,7 @@ pub fn session_info(path: &Path) -> Result<SessionInfo> {
         message_count,
         first_message: first_message.unwrap_or_else(|| "(no messages)".into()),
         file_modified_ms,
+        index_state: session.index_state().clone(),
     })
 }
 

@@ -71,6 +71,16 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     for (_, error) in &failed {
         print_error(error);
     }
+    // A sidecar that had to be built or rebuilt is said so (on stderr, so that the listing
+    // itself stays one row per session).
+    for session in &sessions {
+        if let treelog::IndexState::Rebuilt { reason } = &session.index_state {
+            print_error(&format!(
+                "{}: index rebuilt ({reason})",
+                session.path.display()
+            ));
+        }
+    }
     if !args.json && !sessions.is_empty() {
         out.line(&format!(
             "{:<24}  {:>6}  {:<48}  PATH",
@@ -89,6 +99,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 "modified": session.modified,
                 "messageCount": session.message_count,
                 "firstMessage": session.first_message,
+                "index": crate::commands::info::index_state_json(&session.index_state),
             });
             out.line(&line.to_string())?;
         } else {
