@@ -40,8 +40,9 @@ pub enum Durability {
     /// crash loses nothing acknowledged; a machine crash may lose the appends since the last
     /// fsync (at most `n - 1`).
     Batched(u32),
-    /// Never fsync; the kernel writes back. A process crash loses nothing acknowledged; a
-    /// machine crash may lose any append not yet written back.
+    /// Never fsync on its own (only [`Session::sync`], on request); the kernel writes back. A
+    /// process crash loses nothing acknowledged; a machine crash may lose any append not yet
+    /// written back.
     None,
 }
 
@@ -999,23 +1000,30 @@ impl Session {
         Ok(())
     }
 
-    /// Makes every append durable and writes pending index entries.
+    /// Makes every append durable (an fsync of the log, whatever the durability policy: the
+    /// caller asks for it) and writes pending index entries.
     pub fn sync(&mut self) -> Result<()> {
+        self.finish(true)
+    }
+
+    /// Releases the session: fsyncs the log unless the policy is [`Durability::None`], and
+    /// writes pending index entries.
+    pub fn close(mut self) -> Result<()> {
+        let fsync = self.options.durability != Durability::None;
+        self.finish(fsync)
+    }
+
+    fn finish(&mut self, fsync: bool) -> Result<()> {
         if let Some(reason) = &self.poisoned {
             return Err(Error::Poisoned {
                 path: self.log_path().to_path_buf(),
                 reason: reason.clone(),
             });
         }
-        if self.options.durability != Durability::None {
+        if fsync {
             self.sync_log()?;
         }
         self.store.flush_if(self.storage.as_mut(), Lag::Any)
-    }
-
-    /// [`Session::sync`], then releases the session.
-    pub fn close(mut self) -> Result<()> {
-        self.sync()
     }
 
     // ---- helpers ----

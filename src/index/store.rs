@@ -225,7 +225,13 @@ impl Store {
             let opened = if verify == Verify::Full {
                 guarded(sidecar_path, || open_database_checked(sidecar_path))
             } else {
-                guarded(sidecar_path, || open_database_read_only(sidecar_path))
+                // A writer killed during a commit leaves a file that needs redb's repair, which
+                // only a read-write open performs: try that before rebuilding from the log.
+                guarded(sidecar_path, || open_database_read_only(sidecar_path)).or_else(|_| {
+                    guarded(sidecar_path, || {
+                        open_database(sidecar_path).map(|db| Db::Writer(DropGuarded::new(db)))
+                    })
+                })
             };
             match opened {
                 Err(error) => Some(format!("sidecar cannot be opened as an index: {error}")),
