@@ -777,7 +777,11 @@ fn append_batch(session: &mut Session, model: &mut Model, log: &SharedLog, input
         .map(|_| {
             let mut json = message_json(input);
             if input.byte().is_multiple_of(3) {
-                json = json.replacen(',', ",\n", 2).replacen(':', "\r\n:", 1);
+                // Only between tokens: these spots are outside any string.
+                json = json
+                    .replacen("{\"role\":", "{\"role\"\r\n:", 1)
+                    .replacen("\",\"content\":", "\",\n\"content\":", 1)
+                    .replacen(",\"provider\":\"p\"", ",\n\"provider\":\"p\"", 1);
             }
             treelog::NewEntry::Message {
                 message: serde_json::value::RawValue::from_string(json).expect("valid JSON"),
