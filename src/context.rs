@@ -184,7 +184,8 @@ fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>
 fn message_of(record: &Record, line: &str, legacy: bool) -> Option<JsonText> {
     match record.kind {
         Some(EntryKind::Message) => {
-            let message = field(line, "message")?;
+            // pi pushes `entry.message` even when it is missing: JSON.stringify writes null.
+            let message = field(line, "message").unwrap_or_else(|| raw("null".into()));
             if legacy {
                 return Some(migrate_hook_message(message));
             }

@@ -221,8 +221,10 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
                 id,
                 version: fields
                     .version
-                    .and_then(|raw| raw.get().parse::<u32>().ok())
-                    .unwrap_or(1),
+                    // JavaScript compares the number (3.0 is 3); a missing version is 1.
+                    .and_then(|raw| raw.get().parse::<f64>().ok())
+                    .filter(|version| version.is_finite() && *version >= 0.0)
+                    .map_or(1, |version| version.min(f64::from(u32::MAX)).floor() as u32),
                 cwd: fields.cwd.and_then(json_str),
                 timestamp: fields.timestamp.and_then(json_str),
                 parent_session: fields.parent_session.and_then(json_str),

@@ -1,0 +1,38 @@
+//! Regressions on input pi reads one way and treelog read another (found by the bad-input
+//! tests): a header `"version": 3.0` was read as version 1 (JavaScript compares the number, 3),
+//! and a `message` entry without a `message` field was left out of the context, where pi
+//! pushes `entry.message` (undefined, written as null by JSON.stringify).
+
+use treelog::{Session, SessionOptions};
+
+fn open(lines: &[&str]) -> (tempfile::TempDir, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path, SessionOptions::default()).unwrap();
+    (dir, session)
+}
+
+/// `"version": 3.0` is version 3: entries keep their own ids.
+#[test]
+fn fractional_version_is_read_as_the_number() {
+    let (_dir, session) = open(&[
+        r#"{"type":"session","version":3.0,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}"#,
+    ]);
+    assert_eq!(session.header().version, 3);
+    assert_eq!(session.path_ids(None).unwrap(), ["a1"]);
+}
+
+/// A message entry without a message contributes null, as in pi's context.
+#[test]
+fn message_entry_without_message_is_null_in_context() {
+    let (_dir, session) = open(&[
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z"}"#,
+    ]);
+    assert_eq!(
+        session.build_context(None).unwrap().to_json(),
+        r#"{"messages":[null],"thinkingLevel":"off","model":null}"#
+    );
+}
