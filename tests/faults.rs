@@ -777,40 +777,53 @@ fn power_loss_then_io_failure() {
     tally.report("power_loss_then_io_failure");
 }
 
-/// `Session::sync` after `Batched` appends makes every acknowledged one durable.
+/// `Session::sync` makes every acknowledged append durable, whatever the policy; `close`
+/// fsyncs unless the policy is `Durability::None`.
 #[test]
-fn explicit_sync_makes_batched_appends_durable() {
-    for seed in 0..8u64 {
-        let disk = Disk::with(Vec::new(), Plan::default());
-        let mut session = open_on(&disk, Durability::Batched(100));
-        let mut rng = Rng(seed);
-        let mut acked = Vec::new();
-        for step in 0..5 {
-            let id = session
-                .append_message(&message(&mut rng, step))
-                .expect("append");
-            let line = last_line(&disk.lock().expect("disk lock").written).to_vec();
-            acked.push(Acked {
-                id,
-                line,
-                before_crash: true,
-            });
+fn explicit_sync_makes_appends_durable() {
+    for durability in [Durability::Batched(100), Durability::None] {
+        for seed in 0..8u64 {
+            for close in [false, true] {
+                let what = format!("{durability:?} seed {seed} close {close}");
+                let disk = Disk::with(Vec::new(), Plan::default());
+                let mut session = open_on(&disk, durability);
+                let mut rng = Rng(seed);
+                let mut acked = Vec::new();
+                for step in 0..5 {
+                    let id = session
+                        .append_message(&message(&mut rng, step))
+                        .expect("append");
+                    let line = last_line(&disk.lock().expect("disk lock").written).to_vec();
+                    acked.push(Acked {
+                        id,
+                        line,
+                        before_crash: true,
+                    });
+                }
+                assert_eq!(
+                    disk.lock().expect("disk lock").durable_len,
+                    0,
+                    "{what}: synced before being asked"
+                );
+                let promised = if close {
+                    session.close().expect("close");
+                    durability != Durability::None
+                } else {
+                    session.sync().expect("sync");
+                    drop(session);
+                    true
+                };
+                let disk = disk.lock().expect("disk lock");
+                let durable = disk.written[..disk.durable_len].to_vec();
+                let required: Vec<&Acked> = if promised {
+                    acked.iter().collect()
+                } else {
+                    assert_eq!(disk.durable_len, 0, "{what}: close fsynced under None");
+                    Vec::new()
+                };
+                check_image(&durable, &required, &format!("{what}, then machine crash"));
+            }
         }
-        assert_eq!(
-            disk.lock().expect("disk lock").durable_len,
-            0,
-            "Batched(100) synced early"
-        );
-        session.sync().expect("sync");
-        drop(session);
-        let disk = disk.lock().expect("disk lock");
-        let durable = disk.written[..disk.durable_len].to_vec();
-        let required: Vec<&Acked> = acked.iter().collect();
-        check_image(
-            &durable,
-            &required,
-            &format!("seed {seed}, sync then machine crash"),
-        );
     }
 }
 
