@@ -12,84 +12,9 @@ use redb::ReadableTable;
 use serde_json::json;
 use treelog::{Error, IndexState, Session, SessionOptions, Verify, sidecar_path};
 
-type TreeRow = (String, Option<String>, u32, Option<String>, Option<String>);
+mod common;
 
-/// Everything a session answers about its log.
-#[derive(Debug, PartialEq)]
-struct Answers {
-    leaf: Option<String>,
-    path: Vec<String>,
-    context: String,
-    tree: Vec<TreeRow>,
-    labels: Vec<(String, String, String)>,
-    name: Option<String>,
-    entries: Vec<(String, Option<String>, u32, u64, String)>,
-    opaque: Vec<u64>,
-    header: (String, u32, bool, Option<String>),
-}
-
-fn answers(session: &Session) -> treelog::Result<Answers> {
-    Ok(Answers {
-        leaf: session.leaf_id()?,
-        path: session.path_ids(None)?,
-        context: session.build_context(None)?.to_json(),
-        tree: session
-            .tree()?
-            .map(|node| {
-                node.map(|node| {
-                    (
-                        node.id,
-                        node.parent_id,
-                        node.depth,
-                        node.label,
-                        node.label_timestamp,
-                    )
-                })
-            })
-            .collect::<treelog::Result<_>>()?,
-        labels: session.labels()?,
-        name: session.session_name()?,
-        entries: session
-            .entries()?
-            .map(|entry| {
-                entry.map(|entry| {
-                    (
-                        entry.id,
-                        entry.tree_parent_id,
-                        entry.depth,
-                        entry.offset_bytes,
-                        entry.json,
-                    )
-                })
-            })
-            .collect::<treelog::Result<_>>()?,
-        opaque: session
-            .opaque_records()?
-            .into_iter()
-            .map(|record| record.offset_bytes)
-            .collect(),
-        header: {
-            // A made-up header (empty or header-less log) carries the time of the open.
-            let header = session.header();
-            let real = !header.recovered
-                && std::fs::metadata(session.log_path()).is_ok_and(|meta| meta.len() > 0);
-            (
-                header.id.clone(),
-                header.version,
-                header.recovered,
-                real.then(|| header.json.clone()),
-            )
-        },
-    })
-}
-
-fn replay(path: &Path) -> Answers {
-    let options = SessionOptions {
-        use_index: false,
-        ..SessionOptions::default()
-    };
-    answers(&Session::open(path, options).unwrap()).unwrap()
-}
+use common::{Answers, answers, replay};
 
 fn open(path: &Path) -> Session {
     Session::open(path, SessionOptions::default()).unwrap()
