@@ -190,6 +190,17 @@ pub fn sync_parent_dir(path: &Path) -> io::Result<()> {
     File::open(parent)?.sync_all()
 }
 
+/// `read_at` over a log held in memory (for in-memory backends, including the tests'
+/// fault-injecting ones): copies what `bytes` holds from `offset` on, 0 past the end.
+pub fn read_bytes_at(bytes: &[u8], offset: u64, buf: &mut [u8]) -> usize {
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let count = buf.len().min(bytes.len() - start);
+    buf[..count].copy_from_slice(&bytes[start..start + count]);
+    count
+}
+
 /// A log held in memory: used by in-memory sessions (which never touch the disk) and by
 /// tests as the base of fault-injecting backends.
 pub struct MemoryStorage {
@@ -219,12 +230,7 @@ impl LogStorage for MemoryStorage {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(self.bytes.len());
-        let count = buf.len().min(self.bytes.len() - start);
-        buf[..count].copy_from_slice(&self.bytes[start..start + count]);
-        Ok(count)
+        Ok(read_bytes_at(&self.bytes, offset, buf))
     }
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::value::RawValue;
-use treelog::storage::{FileIdentity, LogStorage};
+use treelog::storage::{FileIdentity, LogStorage, read_bytes_at};
 use treelog::{Durability, Error, NewEntry, Session, SessionOptions};
 
 // ---- the fault-injecting storage ----
@@ -97,13 +97,7 @@ impl LogStorage for FaultyStorage {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        let disk = self.disk();
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(disk.written.len());
-        let count = buf.len().min(disk.written.len() - start);
-        buf[..count].copy_from_slice(&disk.written[start..start + count]);
-        Ok(count)
+        Ok(read_bytes_at(&self.disk().written, offset, buf))
     }
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {

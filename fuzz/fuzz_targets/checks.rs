@@ -436,12 +436,7 @@ impl LogStorage for SharedStorage {
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let bytes = self.log.bytes.lock().expect("log lock");
-        let start = usize::try_from(offset)
-            .unwrap_or(usize::MAX)
-            .min(bytes.len());
-        let count = buf.len().min(bytes.len() - start);
-        buf[..count].copy_from_slice(&bytes[start..start + count]);
-        Ok(count)
+        Ok(treelog::storage::read_bytes_at(&bytes, offset, buf))
     }
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
