@@ -68,45 +68,29 @@ pub fn openclaw_sessions_dir(state_dir: &Path, agent: &str) -> PathBuf {
 /// (default: pi's directory for that cwd), newest first.
 pub fn list(cwd: &str, sessions_dir: Option<&Path>) -> Result<Listing> {
     let dir = match sessions_dir {
-        Some(dir) => dir.to_path_buf(),
-        None => match default_sessions_dir() {
-            Some(root) => session_dir_for_cwd(&root, cwd),
-            None => {
-                return Ok(Listing {
-                    sessions: Vec::new(),
-                    failed: Vec::new(),
-                });
-            }
-        },
+        Some(dir) => Some(dir.to_path_buf()),
+        None => default_sessions_dir().map(|root| session_dir_for_cwd(&root, cwd)),
     };
-    if !dir.exists() {
-        return Ok(Listing {
-            sessions: Vec::new(),
-            failed: Vec::new(),
-        });
-    }
-    list_sessions(&dir, Some(cwd))
+    list_if_exists(dir, Some(cwd))
 }
 
 /// pi's `SessionManager.listAll()`: every session under `sessions_dir` (default: pi's
 /// sessions directory), whatever its cwd, newest first.
 pub fn list_all(sessions_dir: Option<&Path>) -> Result<Listing> {
-    let Some(dir) = sessions_dir
-        .map(Path::to_path_buf)
-        .or_else(default_sessions_dir)
-    else {
-        return Ok(Listing {
-            sessions: Vec::new(),
-            failed: Vec::new(),
-        });
-    };
-    if !dir.exists() {
-        return Ok(Listing {
-            sessions: Vec::new(),
-            failed: Vec::new(),
-        });
+    list_if_exists(
+        sessions_dir
+            .map(Path::to_path_buf)
+            .or_else(default_sessions_dir),
+        None,
+    )
+}
+
+/// A directory that does not exist yet (or cannot be named) holds no sessions, as in pi.
+fn list_if_exists(dir: Option<PathBuf>, cwd: Option<&str>) -> Result<Listing> {
+    match dir {
+        Some(dir) if dir.exists() => list_sessions(&dir, cwd),
+        _ => Ok(Listing::default()),
     }
-    list_sessions(&dir, None)
 }
 
 /// The `*.jsonl` files directly in `dir` and in its subdirectories (one level, as pi lays
