@@ -23,6 +23,16 @@ fn main() {
         session.index_state(),
         context.messages.len()
     );
+    for round in 0..3 {
+        let start = Instant::now();
+        let path_ids = session.path_ids(None).expect("path");
+        let walked = start.elapsed();
+        println!(
+            "path round {round}: {} hops, {:.0} ns/hop",
+            path_ids.len(),
+            walked.as_nanos() as f64 / path_ids.len().max(1) as f64
+        );
+    }
     let sidecar = std::fs::metadata(treelog::sidecar_path(&path)).map_or(0, |meta| meta.len());
     let log = std::fs::metadata(&path).map_or(0, |meta| meta.len());
     println!(

@@ -508,6 +508,21 @@ fn tamper(path: &Path, edit: impl FnOnce(&redb::WriteTransaction)) {
 const CHILDREN: redb::TableDefinition<(u64, u64), ()> = redb::TableDefinition::new("children");
 const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
 
+/// Overwrites the bytes at `field_offset` of the fixed part of record `seq`, in its page
+/// (format-spec/index.md: pages keyed by their first seq; a `u32` count, then fixed parts of
+/// `RECORD_FIXED_LEN` bytes).
+fn patch_record(txn: &redb::WriteTransaction, seq: u64, field_offset: usize, value: &[u8]) {
+    use treelog::format::record::RECORD_FIXED_LEN;
+    let mut records = txn.open_table(RECORDS).unwrap();
+    let (first, mut bytes) = {
+        let (key, value) = records.range(..=seq).unwrap().next_back().unwrap().unwrap();
+        (key.value(), value.value().to_vec())
+    };
+    let at = 4 + (seq - first) as usize * RECORD_FIXED_LEN + field_offset;
+    bytes[at..at + value.len()].copy_from_slice(value);
+    records.insert(first, bytes.as_slice()).unwrap();
+}
+
 /// Runs `work` on its own thread and fails if it does not finish in `seconds` (a stuck thread
 /// is left spinning; the test binary exits anyway).
 fn within<T: Send + 'static>(seconds: u64, work: impl FnOnce() -> T + Send + 'static) -> T {
@@ -554,12 +569,7 @@ fn cyclic_children_entry_ends_the_tree_walk() {
 fn self_jump_pointer_ends_ancestor_queries() {
     let (_dir, path) = indexed_copy(&sample());
     let seq = 150u64;
-    tamper(&path, |txn| {
-        let mut records = txn.open_table(RECORDS).unwrap();
-        let mut bytes = records.get(seq).unwrap().unwrap().value().to_vec();
-        bytes[24..32].copy_from_slice(&seq.to_le_bytes());
-        records.insert(seq, bytes.as_slice()).unwrap();
-    });
+    tamper(&path, |txn| patch_record(txn, seq, 24, &seq.to_le_bytes()));
     let session = open(&path);
     let ids: Vec<String> = session
         .entries()
@@ -657,12 +667,9 @@ fn cyclic_parent_link_ends_every_walk() {
     let (seq, leaf_seq) = (seq_of(&on_path), seq_of(&leaf));
     assert!(seq < leaf_seq);
     tamper(&path, |txn| {
-        let mut records = txn.open_table(RECORDS).unwrap();
-        let mut bytes = records.get(seq).unwrap().unwrap().value().to_vec();
         // parent_seq (offset 16) and jump_seq (offset 24) name the leaf, a later record.
-        bytes[16..24].copy_from_slice(&leaf_seq.to_le_bytes());
-        bytes[24..32].copy_from_slice(&leaf_seq.to_le_bytes());
-        records.insert(seq, bytes.as_slice()).unwrap();
+        patch_record(txn, seq, 16, &leaf_seq.to_le_bytes());
+        patch_record(txn, seq, 24, &leaf_seq.to_le_bytes());
     });
     within(20, move || {
         let session = open(&path);

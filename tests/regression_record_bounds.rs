@@ -3,6 +3,7 @@
 //! record outside the indexed prefix with `Error::Index`, before allocating.
 
 use redb::{ReadableTable, TableDefinition};
+use treelog::format::record::RECORD_FIXED_LEN;
 use treelog::{Error, Session, SessionOptions, sidecar_path};
 
 const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -37,9 +38,16 @@ fn oversized_record_is_an_index_error() {
                 (key.value(), value.value().to_vec())
             })
             .collect();
-        for (seq, mut bytes) in all {
-            bytes[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
-            records.insert(seq, bytes.as_slice()).expect("patch record");
+        // A page is a u32 count, then fixed parts; len_bytes is at offset 8 of each.
+        for (first_seq, mut bytes) in all {
+            let count = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes")) as usize;
+            for slot in 0..count {
+                let at = 4 + slot * RECORD_FIXED_LEN + 8;
+                bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+            }
+            records
+                .insert(first_seq, bytes.as_slice())
+                .expect("patch record");
         }
     }
     txn.commit().expect("commit");

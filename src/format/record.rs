@@ -9,8 +9,8 @@ pub const SEQ_NONE: u64 = u64::MAX;
 /// "No timestamp" (absent or not a date) in a millisecond field.
 pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
-/// Bytes before the id in an encoded [`Record`].
-pub const RECORD_FIXED_LEN: usize = 72;
+/// Bytes of the fixed-width part of a [`Record`] in a page (its id is in the page's id heap).
+pub const RECORD_FIXED_LEN: usize = 76;
 pub const SNAPSHOT_LEN: usize = 128;
 pub const STATE_LEN: usize = 8 * 6 + 8 * 10 + 8;
 
@@ -51,8 +51,10 @@ pub struct Record {
 }
 
 impl Record {
-    pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(RECORD_FIXED_LEN + self.id.len());
+    /// Appends the fixed-width part of the record (without its id) to `out`; `id_end` is where
+    /// the id ends in its page's id heap.
+    fn encode_fixed(&self, id_end: u32, out: &mut Vec<u8>) {
+        let start = out.len();
         out.extend_from_slice(&self.offset_bytes.to_le_bytes());
         out.extend_from_slice(&self.len_bytes.to_le_bytes());
         out.extend_from_slice(&self.crc32.to_le_bytes());
@@ -69,45 +71,204 @@ impl Record {
         out.extend_from_slice(&self.compaction_seq.to_le_bytes());
         out.extend_from_slice(&self.model_seq.to_le_bytes());
         out.extend_from_slice(&self.thinking_seq.to_le_bytes());
-        debug_assert_eq!(out.len(), RECORD_FIXED_LEN);
-        out.extend_from_slice(self.id.as_bytes());
+        out.extend_from_slice(&id_end.to_le_bytes());
+        debug_assert_eq!(out.len() - start, RECORD_FIXED_LEN);
+    }
+}
+
+/// At most this many records share a page of the `records` table.
+pub const PAGE_RECORDS_MAX: usize = 64;
+/// A page is closed before it grows past this many bytes, so that it fills one 4 KiB page of
+/// redb (16 bytes of redb's leaf header, key and value end) instead of spilling into an 8 KiB
+/// one. A single record longer than this (a huge id) gets a page of its own.
+pub const PAGE_LEN_MAX: usize = 4096 - 16;
+/// Bytes before the first fixed record of a page (the record count).
+const PAGE_HEADER_LEN: usize = 4;
+
+/// Builds one page of consecutive records: a `u32` count, the fixed parts in seq order, then
+/// their ids one after another (the id heap; each fixed part holds where its id ends). A walk
+/// along a run of consecutive lines then reads one B-tree value per page instead of one per
+/// hop, and redb's per-key overhead is paid once per page.
+#[derive(Default)]
+pub struct PageBuilder {
+    count: usize,
+    fixed: Vec<u8>,
+    ids: Vec<u8>,
+}
+
+impl PageBuilder {
+    /// A builder that continues a stored page.
+    pub fn from_page(page: &PageView<'_>) -> PageBuilder {
+        PageBuilder {
+            count: page.count,
+            fixed: page.fixed.to_vec(),
+            ids: page.ids.to_vec(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Whether `record` still fits (an empty page takes any record).
+    pub fn fits(&self, record: &Record) -> bool {
+        self.count == 0
+            || (self.count < PAGE_RECORDS_MAX
+                && PAGE_HEADER_LEN
+                    + (self.count + 1) * RECORD_FIXED_LEN
+                    + self.ids.len()
+                    + record.id.len()
+                    <= PAGE_LEN_MAX)
+    }
+
+    pub fn push(&mut self, record: &Record) {
+        self.ids.extend_from_slice(record.id.as_bytes());
+        // An id comes from a line of at most LINE_LEN_MAX bytes, and a page holds at most one
+        // record longer than PAGE_LEN_MAX: the heap stays far below 4 GiB.
+        let id_end = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        record.encode_fixed(id_end, &mut self.fixed);
+        self.count += 1;
+    }
+
+    /// The encoded page; the builder is empty afterwards.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(PAGE_HEADER_LEN + self.fixed.len() + self.ids.len());
+        out.extend_from_slice(&(self.count as u32).to_le_bytes());
+        out.extend_from_slice(&self.fixed);
+        out.extend_from_slice(&self.ids);
+        self.count = 0;
+        self.fixed.clear();
+        self.ids.clear();
         out
     }
+}
 
-    /// The `parent_seq` of an encoded record, without decoding the rest.
-    pub fn decode_parent(bytes: &[u8]) -> Result<u64, DecodeError> {
-        match bytes.get(16..24) {
-            Some(field) if bytes.len() >= RECORD_FIXED_LEN => {
-                let mut out = [0; 8];
-                out.copy_from_slice(field);
-                Ok(u64::from_le_bytes(out))
-            }
-            _ => Err(DecodeError(format!(
-                "record of {} bytes, expected at least {RECORD_FIXED_LEN}",
-                bytes.len()
-            ))),
+/// Encodes `records` as one page (see [`PageBuilder`]).
+pub fn encode_page(records: &[Record]) -> Vec<u8> {
+    let mut builder = PageBuilder::default();
+    for record in records {
+        builder.push(record);
+    }
+    builder.finish()
+}
+
+/// A checked view of an encoded page: the count, the fixed parts and the id heap agree.
+#[derive(Clone, Copy, Debug)]
+pub struct PageView<'a> {
+    fixed: &'a [u8],
+    ids: &'a [u8],
+    count: usize,
+}
+
+impl<'a> PageView<'a> {
+    pub fn new(bytes: &'a [u8]) -> Result<PageView<'a>, DecodeError> {
+        let count = bytes
+            .get(..PAGE_HEADER_LEN)
+            .map(|head| u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize)
+            .ok_or_else(|| DecodeError(format!("record page of {} bytes", bytes.len())))?;
+        if count == 0 || count > PAGE_RECORDS_MAX {
+            return Err(DecodeError(format!("record page holds {count} records")));
         }
-    }
-
-    /// The id of an encoded record, without decoding the rest.
-    pub fn decode_id(bytes: &[u8]) -> Result<&str, DecodeError> {
-        let id = bytes.get(RECORD_FIXED_LEN..).ok_or_else(|| {
-            DecodeError(format!(
-                "record of {} bytes, expected at least {RECORD_FIXED_LEN}",
-                bytes.len()
-            ))
-        })?;
-        std::str::from_utf8(id).map_err(|_| DecodeError("record id is not UTF-8".into()))
-    }
-
-    pub fn decode(bytes: &[u8]) -> Result<Record, DecodeError> {
-        if bytes.len() < RECORD_FIXED_LEN {
+        let fixed_end = PAGE_HEADER_LEN + count * RECORD_FIXED_LEN;
+        let (Some(fixed), Some(ids)) = (
+            bytes.get(PAGE_HEADER_LEN..fixed_end),
+            bytes.get(fixed_end..),
+        ) else {
             return Err(DecodeError(format!(
-                "record of {} bytes, expected at least {RECORD_FIXED_LEN}",
+                "record page of {} bytes cannot hold {count} records",
                 bytes.len()
             )));
+        };
+        let view = PageView { fixed, ids, count };
+        // Id ends never decrease and the last one ends the heap: every id slice is in bounds.
+        let mut previous = 0;
+        for slot in 0..count {
+            let end = view.id_end(slot);
+            if end < previous || end > ids.len() {
+                return Err(DecodeError(format!(
+                    "record page id heap out of order at slot {slot}"
+                )));
+            }
+            previous = end;
         }
-        let mut reader = Reader { bytes, at: 0 };
+        if previous != ids.len() {
+            return Err(DecodeError(
+                "record page has bytes after its last id".into(),
+            ));
+        }
+        Ok(view)
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    fn id_end(&self, slot: usize) -> usize {
+        let at = slot * RECORD_FIXED_LEN + 72;
+        let field = &self.fixed[at..at + 4];
+        u32::from_le_bytes([field[0], field[1], field[2], field[3]]) as usize
+    }
+
+    /// The record in `slot`, or `None` past the page's end.
+    pub fn get(&self, slot: usize) -> Option<RecordRef<'a>> {
+        if slot >= self.count {
+            return None;
+        }
+        let id_start = if slot == 0 { 0 } else { self.id_end(slot - 1) };
+        let fixed = &self.fixed[slot * RECORD_FIXED_LEN..(slot + 1) * RECORD_FIXED_LEN];
+        Some(RecordRef {
+            fixed,
+            id: &self.ids[id_start..self.id_end(slot)],
+        })
+    }
+
+    /// Every record of the page, decoded.
+    pub fn decode_all(&self) -> Result<Vec<Record>, DecodeError> {
+        (0..self.count)
+            .map(|slot| match self.get(slot) {
+                Some(record) => record.decode(),
+                None => unreachable!("slot {slot} is below the page's count"),
+            })
+            .collect()
+    }
+}
+
+/// One encoded record inside a page: fields are decoded on demand.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordRef<'a> {
+    /// Exactly [`RECORD_FIXED_LEN`] bytes.
+    fixed: &'a [u8],
+    id: &'a [u8],
+}
+
+impl<'a> RecordRef<'a> {
+    fn u64_at(&self, at: usize) -> u64 {
+        let mut out = [0; 8];
+        out.copy_from_slice(&self.fixed[at..at + 8]);
+        u64::from_le_bytes(out)
+    }
+
+    pub fn parent_seq(&self) -> u64 {
+        self.u64_at(16)
+    }
+
+    pub fn id(&self) -> Result<&'a str, DecodeError> {
+        std::str::from_utf8(self.id).map_err(|_| DecodeError("record id is not UTF-8".into()))
+    }
+
+    pub fn decode(&self) -> Result<Record, DecodeError> {
+        let mut reader = Reader {
+            bytes: self.fixed,
+            at: 0,
+        };
         let offset_bytes = reader.u64();
         let len_bytes = reader.u32();
         let crc32 = reader.u32();
@@ -129,9 +290,6 @@ impl Record {
                     .ok_or_else(|| DecodeError(format!("unknown entry kind code {code}")))?,
             ),
         };
-        let id = std::str::from_utf8(&bytes[RECORD_FIXED_LEN..])
-            .map_err(|_| DecodeError("record id is not UTF-8".into()))?
-            .to_string();
         Ok(Record {
             offset_bytes,
             len_bytes,
@@ -147,7 +305,7 @@ impl Record {
             compaction_seq,
             model_seq,
             thinking_seq,
-            id,
+            id: self.id()?.to_string(),
         })
     }
 }
@@ -401,11 +559,28 @@ mod tests {
         }
     }
 
+    fn page_of(records: &[Record]) -> Vec<Record> {
+        PageView::new(&encode_page(records))
+            .and_then(|page| page.decode_all())
+            .expect("an encoded page decodes")
+    }
+
     /// Every layout decodes to what was encoded.
     #[test]
     fn layouts_round_trip() {
         let record = sample_record();
-        assert_eq!(Record::decode(&record.encode()), Ok(record));
+        let other = Record {
+            id: String::new(),
+            kind: None,
+            ..sample_record()
+        };
+        let third = Record {
+            id: "ünïcode-id".into(),
+            ..sample_record()
+        };
+        let records = vec![record.clone(), other, third];
+        assert_eq!(page_of(&records), records);
+        assert_eq!(page_of(&records[..1]), vec![record]);
         let snapshot = Snapshot {
             indexed_len_bytes: 10,
             next_seq: 3,
@@ -429,28 +604,52 @@ mod tests {
         assert_eq!(LabelValue::decode(&label.encode()), Ok(label));
     }
 
-    /// The record layout is the one format-spec/index.md draws, byte for byte.
+    /// The page layout is the one format-spec/index.md draws, byte for byte.
     #[test]
-    fn record_layout_is_fixed() {
-        let bytes = sample_record().encode();
-        assert_eq!(bytes.len(), RECORD_FIXED_LEN + 8);
-        assert_eq!(&bytes[0..8], &(1u64 << 40).to_le_bytes());
-        assert_eq!(&bytes[12..16], &0xdead_beefu32.to_le_bytes());
-        assert_eq!(bytes[36], EntryKind::Compaction as u8);
-        assert_eq!(bytes[37], 3);
-        assert_eq!(&bytes[72..], b"ab12cd34");
+    fn page_layout_is_fixed() {
+        let second = Record {
+            id: "xy".into(),
+            ..sample_record()
+        };
+        let bytes = encode_page(&[sample_record(), second]);
+        assert_eq!(bytes.len(), 4 + 2 * RECORD_FIXED_LEN + 8 + 2);
+        assert_eq!(&bytes[0..4], &2u32.to_le_bytes());
+        let fixed = &bytes[4..4 + RECORD_FIXED_LEN];
+        assert_eq!(&fixed[0..8], &(1u64 << 40).to_le_bytes());
+        assert_eq!(&fixed[12..16], &0xdead_beefu32.to_le_bytes());
+        assert_eq!(fixed[36], EntryKind::Compaction as u8);
+        assert_eq!(fixed[37], 3);
+        assert_eq!(&fixed[72..76], &8u32.to_le_bytes());
+        assert_eq!(
+            &bytes[4 + RECORD_FIXED_LEN + 72..][..4],
+            &10u32.to_le_bytes()
+        );
+        assert_eq!(&bytes[4 + 2 * RECORD_FIXED_LEN..], b"ab12cd34xy");
     }
 
     /// Truncated or foreign bytes are decode errors, never panics.
     #[test]
     fn malformed_values_are_errors() {
-        let bytes = sample_record().encode();
-        for len in 0..RECORD_FIXED_LEN {
-            assert!(Record::decode(&bytes[..len]).is_err());
+        let bytes = encode_page(&[sample_record(), sample_record()]);
+        for len in 0..bytes.len() {
+            assert!(PageView::new(&bytes[..len]).is_err(), "truncated to {len}");
         }
         let mut bad_kind = bytes.clone();
-        bad_kind[36] = 200;
-        assert!(Record::decode(&bad_kind).is_err());
+        bad_kind[4 + 36] = 200;
+        let page = PageView::new(&bad_kind).expect("the layout is intact");
+        assert!(page.decode_all().is_err());
+        let mut bad_count = bytes.clone();
+        bad_count[0..4].copy_from_slice(&65u32.to_le_bytes());
+        assert!(PageView::new(&bad_count).is_err());
+        let mut bad_heap = bytes.clone();
+        bad_heap[4 + 72..4 + 76].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(PageView::new(&bad_heap).is_err());
+        let mut bad_utf8 = bytes;
+        let last = bad_utf8.len() - 1;
+        bad_utf8[last] = 0xff;
+        let page = PageView::new(&bad_utf8).expect("the layout is intact");
+        assert!(page.get(1).is_some_and(|record| record.id().is_err()));
+        assert!(page.get(2).is_none());
         assert!(Snapshot::decode(&[0; 5]).is_err());
         assert!(State::decode(&[0; 5]).is_err());
         assert!(LabelValue::decode(&[255, 255, 255, 255]).is_err());

@@ -215,11 +215,14 @@ impl Store {
         }
         self.state.entry_count += 1;
         self.state.kind_counts[entry.kind as usize] += 1;
-        self.overlay
-            .children
-            .entry(parent_seq)
-            .or_default()
-            .push(seq);
+        // A child on the line after its parent is implied by its record (format-spec/index.md).
+        if parent_seq == SEQ_NONE || parent_seq + 1 != seq {
+            self.overlay
+                .children
+                .entry(parent_seq)
+                .or_default()
+                .push(seq);
+        }
         self.overlay.ids.insert(record.id.clone(), seq);
         self.push_record(record);
         Ok(())

@@ -12,7 +12,9 @@ use redb::{
 
 use super::hashing::{PrefixHasher, block_hash};
 use crate::error::{Error, Result};
-use crate::format::record::{LabelValue, Record, SEQ_NONE, Snapshot, State};
+use crate::format::record::{
+    LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
+};
 use crate::limits::{
     FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN, REBUILD_FLUSH_BYTES_MAX,
     REBUILD_FLUSH_ENTRIES_MAX,
@@ -21,7 +23,7 @@ use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
 
 pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -156,9 +158,23 @@ impl From<&Record> for Links {
 
 const LINKS_CACHE_LEN_MAX: usize = 1 << 16;
 
-/// A parent at most this many lines before its child is reached by scanning on; one further
-/// back restarts the range scan at the parent.
-const RANGE_SKIP_MAX: u64 = 32;
+/// An encoded record page as redb hands it out.
+type StoredPage<'a> = redb::AccessGuard<'a, &'static [u8]>;
+
+/// One record met on a walk toward the root: still in the overlay, or in a stored page.
+pub(crate) enum Hop<'a> {
+    Pending(&'a Record),
+    Stored(RecordRef<'a>),
+}
+
+impl Hop<'_> {
+    fn parent_seq(&self) -> u64 {
+        match self {
+            Hop::Pending(record) => record.parent_seq,
+            Hop::Stored(record) => record.parent_seq(),
+        }
+    }
+}
 
 fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
     Error::Index {
@@ -733,10 +749,47 @@ impl Store {
         };
         {
             let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
-            for (index, record) in self.overlay.records.iter().enumerate() {
-                let seq = self.overlay.base_seq + index as u64;
+            // The last stored page is extended while it has room (format-spec/index.md).
+            let base_seq = self.overlay.base_seq;
+            let mut page = PageBuilder::default();
+            let mut page_first = base_seq;
+            let last = records
+                .last()
+                .map_err(|e| index_error(path, e))?
+                .map(|(key, value)| {
+                    PageView::new(value.value())
+                        .map(|view| (key.value(), view.len(), PageBuilder::from_page(&view)))
+                })
+                .transpose()
+                .map_err(|error| index_error(path, error.0))?;
+            match last {
+                Some((first, count, builder))
+                    if first.checked_add(count as u64) == Some(base_seq) =>
+                {
+                    page = builder;
+                    page_first = first;
+                }
+                None if base_seq == 0 => {}
+                _ => {
+                    return Err(index_error(
+                        path,
+                        format!("the last record page does not end at record {base_seq}"),
+                    ));
+                }
+            }
+            for record in &self.overlay.records {
+                if !page.fits(record) {
+                    let count = page.len() as u64;
+                    records
+                        .insert(page_first, page.finish().as_slice())
+                        .map_err(|e| index_error(path, e))?;
+                    page_first += count;
+                }
+                page.push(record);
+            }
+            if !page.is_empty() {
                 records
-                    .insert(seq, record.encode().as_slice())
+                    .insert(page_first, page.finish().as_slice())
                     .map_err(|e| index_error(path, e))?;
             }
             let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
@@ -826,15 +879,34 @@ impl Store {
                 .get((seq - self.overlay.base_seq) as usize)
                 .cloned());
         }
+        let Some((first, value)) = self.stored_page(seq)? else {
+            return Ok(None);
+        };
+        let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
+        page.get((seq - first) as usize)
+            .map(|record| record.decode())
+            .transpose()
+            .map_err(|error| self.read_error(error.0))
+    }
+
+    /// The stored page that holds `seq` if any is: the one with the greatest first seq not
+    /// above it (the caller checks that it reaches `seq`).
+    fn stored_page(&self, seq: u64) -> Result<Option<(u64, StoredPage<'_>)>> {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
-        let Some(value) = tables.records.get(seq).map_err(|e| self.read_error(e))? else {
-            return Ok(None);
-        };
-        Record::decode(value.value())
-            .map(Some)
-            .map_err(|error| self.read_error(error.0))
+        match tables
+            .records
+            .range(..=seq)
+            .map_err(|e| self.read_error(e))?
+            .next_back()
+        {
+            None => Ok(None),
+            Some(item) => {
+                let (key, value) = item.map_err(|e| self.read_error(e))?;
+                Ok(Some((key.value(), value)))
+            }
+        }
     }
 
     /// The record of `seq`, which the caller got from the index itself: a missing one means
@@ -845,16 +917,19 @@ impl Store {
     }
 
     /// Records from `seq` up through its ancestors, nearest first, ending at a root or after
-    /// `stop_seq`. A linear run of the tree is usually a run of consecutive lines, so the
-    /// committed part is read by reverse range scans (sequential pages) rather than a point
-    /// lookup per hop; a parent more than [`RANGE_SKIP_MAX`] lines back restarts the scan.
+    /// `stop_seq`.
     pub fn ancestors(&self, seq: u64, stop_seq: u64) -> Result<Vec<(u64, Record)>> {
         let mut out = Vec::new();
         self.guard(|| {
-            self.walk_up(seq, stop_seq, |seq, bytes| {
+            self.walk_up(seq, stop_seq, |seq, hop| {
                 out.push((
                     seq,
-                    Record::decode(bytes).map_err(|error| self.read_error(error.0))?,
+                    match hop {
+                        Hop::Pending(record) => record.clone(),
+                        Hop::Stored(record) => {
+                            record.decode().map_err(|error| self.read_error(error.0))?
+                        }
+                    },
                 ));
                 Ok(())
             })
@@ -867,73 +942,73 @@ impl Store {
     pub fn ancestor_ids(&self, seq: u64) -> Result<Vec<String>> {
         let mut out = Vec::new();
         self.guard(|| {
-            self.walk_up(seq, SEQ_NONE, |_, bytes| {
-                out.push(
-                    Record::decode_id(bytes)
+            self.walk_up(seq, SEQ_NONE, |_, hop| {
+                out.push(match hop {
+                    Hop::Pending(record) => record.id.clone(),
+                    Hop::Stored(record) => record
+                        .id()
                         .map_err(|error| self.read_error(error.0))?
                         .to_owned(),
-                );
+                });
                 Ok(())
             })
         })?;
         Ok(out)
     }
 
-    /// Calls `visit` with the encoded record of `seq` and of each ancestor, nearest first,
-    /// ending at a root or after `stop_seq` (see [`Store::ancestors`]).
+    /// Calls `visit` with the record of `seq` and of each ancestor, nearest first, ending at a
+    /// root or after `stop_seq`. A linear run of the tree is usually a run of consecutive
+    /// lines, so most hops stay inside the page already read: one B-tree lookup serves up to
+    /// `PAGE_RECORDS_MAX` hops. Parents precede children, so a parent link that does not go back
+    /// (a damaged index) is an error rather than a walk without end.
     fn walk_up(
         &self,
         seq: u64,
         stop_seq: u64,
-        mut visit: impl FnMut(u64, &[u8]) -> Result<()>,
+        mut visit: impl FnMut(u64, Hop<'_>) -> Result<()>,
     ) -> Result<()> {
         let mut wanted = seq;
-        while wanted != SEQ_NONE {
+        let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
+        let step = |wanted: u64, parent: u64| -> Result<Option<u64>> {
+            if wanted == stop_seq || parent == SEQ_NONE {
+                Ok(None)
+            } else if parent >= wanted {
+                Err(self.read_error(format!("record {wanted} names a later parent {parent}")))
+            } else {
+                Ok(Some(parent))
+            }
+        };
+        loop {
             if wanted >= self.overlay.base_seq {
-                let record = self.existing_record(wanted)?;
-                visit(wanted, &record.encode())?;
-                if wanted == stop_seq || record.parent_seq >= wanted {
-                    // Parents precede children: anything else ends the walk.
-                    return Ok(());
+                let record = self
+                    .overlay
+                    .records
+                    .get((wanted - self.overlay.base_seq) as usize)
+                    .ok_or_else(|| missing(wanted))?;
+                visit(wanted, Hop::Pending(record))?;
+                match step(wanted, record.parent_seq)? {
+                    Some(parent) => wanted = parent,
+                    None => return Ok(()),
                 }
-                wanted = record.parent_seq;
                 continue;
             }
-            let Some(tables) = &self.tables else {
-                return Err(self.read_error(format!("record {wanted} is missing")));
-            };
-            let mut range = tables
-                .records
-                .range(..=wanted)
-                .map_err(|e| self.read_error(e))?
-                .rev();
+            let (first, value) = self.stored_page(wanted)?.ok_or_else(|| missing(wanted))?;
+            let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
             loop {
-                let Some(item) = range.next() else {
-                    return Err(self.read_error(format!("record {wanted} is missing")));
-                };
-                let (key, value) = item.map_err(|e| self.read_error(e))?;
-                let key = key.value();
-                if key > wanted {
-                    continue;
+                let record = page
+                    .get((wanted - first) as usize)
+                    .ok_or_else(|| missing(wanted))?;
+                let parent = Hop::Stored(record).parent_seq();
+                visit(wanted, Hop::Stored(record))?;
+                match step(wanted, parent)? {
+                    Some(next) => wanted = next,
+                    None => return Ok(()),
                 }
-                if key < wanted {
-                    return Err(self.read_error(format!("record {wanted} is missing")));
-                }
-                let bytes = value.value();
-                visit(wanted, bytes)?;
-                let parent =
-                    Record::decode_parent(bytes).map_err(|error| self.read_error(error.0))?;
-                if wanted == stop_seq || parent == SEQ_NONE {
-                    return Ok(());
-                }
-                let restart = parent + RANGE_SKIP_MAX < wanted;
-                wanted = parent;
-                if restart {
+                if wanted < first {
                     break;
                 }
             }
         }
-        Ok(())
     }
 
     /// The tree fields of `seq`, which the caller got from the index itself.
@@ -985,6 +1060,14 @@ impl Store {
 
     fn children_of_unguarded(&self, parent_seq: u64) -> Result<Vec<u64>> {
         let mut kids = Vec::new();
+        // A child on the next line is not in the children table (format-spec/index.md): it
+        // is the common case, and its record alone says it.
+        if parent_seq != SEQ_NONE && parent_seq.saturating_add(1) < self.next_seq {
+            let next = self.existing_record(parent_seq + 1)?;
+            if next.kind.is_some() && next.parent_seq == parent_seq {
+                kids.push(parent_seq + 1);
+            }
+        }
         if let Some(tables) = &self.tables {
             for item in tables
                 .children
