@@ -23,9 +23,13 @@ fn main() {
         session.index_state(),
         context.messages.len()
     );
-    for round in 0..3 {
+    let rounds: usize = std::env::var("PATH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    for round in 0..rounds {
         let start = Instant::now();
-        let path_ids = session.path_ids(None).expect("path");
+        let path_ids = session.path_id_list(None).expect("path");
         let walked = start.elapsed();
         println!(
             "path round {round}: {} hops, {:.0} ns/hop",

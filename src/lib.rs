@@ -39,3 +39,4 @@ pub use session::{
     Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stats, TreeNode,
     TreeWalk,
 };
+pub use tree::PathIds;

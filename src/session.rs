@@ -27,7 +27,7 @@ use crate::format::time::{format_iso_ms, parse_iso_ms};
 use crate::format::write::{NewEntry, encode_header, single_line_raw};
 use crate::index::{IndexState, Lag, Store, Verify, sidecar_path};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
-use crate::tree;
+use crate::tree::{self, PathIds};
 
 /// When appended bytes are made durable (fsync of the log). The index is never fsynced per
 /// append: it is a cache, rebuilt from the log after a crash.
@@ -578,13 +578,17 @@ impl Session {
 
     /// Ids from the root to `leaf` (default: this handle's leaf), root first.
     pub fn path_ids(&self, leaf: Option<&str>) -> Result<Vec<String>> {
+        Ok(self.path_id_list(leaf)?.to_vec())
+    }
+
+    /// [`Session::path_ids`] in one buffer (one allocation per path, not one per id): the
+    /// leaf-to-root walk at its cheapest, for long paths.
+    pub fn path_id_list(&self, leaf: Option<&str>) -> Result<PathIds> {
         let leaf_seq = self.leaf_or(leaf)?;
         if leaf_seq == SEQ_NONE {
-            return Ok(Vec::new());
+            return Ok(PathIds::default());
         }
-        let mut ids = self.store.ancestor_ids(leaf_seq)?;
-        ids.reverse();
-        Ok(ids)
+        self.store.ancestor_ids(leaf_seq)
     }
 
     /// Entries from the root to `leaf` (default: this handle's leaf), root first.

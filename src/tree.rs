@@ -5,6 +5,60 @@ use crate::error::Result;
 use crate::format::record::{Record, SEQ_NONE};
 use crate::index::Store;
 
+/// The ids of a path, root first, held in one buffer: a walk allocates once per path instead
+/// of once per id (what `Session::path_id_list` returns; `Session::path_ids` gives a
+/// `Vec<String>`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathIds {
+    /// The ids concatenated, **leaf first** (the order a walk meets them).
+    text: String,
+    /// Where each id ends in `text`, leaf first.
+    ends: Vec<usize>,
+}
+
+impl PathIds {
+    pub(crate) fn with_capacity(ids: usize) -> PathIds {
+        PathIds {
+            text: String::with_capacity(ids * 8),
+            ends: Vec::with_capacity(ids),
+        }
+    }
+
+    /// Adds the next id toward the root.
+    pub(crate) fn push_toward_root(&mut self, id: &str) {
+        self.text.push_str(id);
+        self.ends.push(self.text.len());
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The id at `index`, counted from the root (0 is the root).
+    pub fn get(&self, index: usize) -> Option<&str> {
+        let walked = self.ends.len().checked_sub(index + 1)?;
+        let start = if walked == 0 {
+            0
+        } else {
+            self.ends[walked - 1]
+        };
+        Some(&self.text[start..self.ends[walked]])
+    }
+
+    /// The ids from the root to the leaf.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &str> + ExactSizeIterator + '_ {
+        (0..self.len()).map(|index| self.get(index).expect("every index below len names an id"))
+    }
+
+    pub fn to_vec(&self) -> Vec<String> {
+        self.iter().map(str::to_owned).collect()
+    }
+}
+
 /// Sequence numbers from the root to `leaf_seq`, root first. Parents always precede their
 /// children in the log, so the walk ends after at most `depth + 1` steps.
 pub(crate) fn path_to_root(store: &Store, leaf_seq: u64) -> Result<Vec<(u64, Record)>> {

@@ -260,6 +260,15 @@ impl<'a> RecordRef<'a> {
         self.u64_at(16)
     }
 
+    pub fn depth(&self) -> u32 {
+        u32::from_le_bytes([
+            self.fixed[32],
+            self.fixed[33],
+            self.fixed[34],
+            self.fixed[35],
+        ])
+    }
+
     pub fn id(&self) -> Result<&'a str, DecodeError> {
         std::str::from_utf8(self.id).map_err(|_| DecodeError("record id is not UTF-8".into()))
     }

@@ -158,6 +158,10 @@ impl From<&Record> for Links {
 
 const LINKS_CACHE_LEN_MAX: usize = 1 << 16;
 
+/// A walk toward the root that leaves a page steps back through at most this many pages
+/// before it looks its target up from the root of the B-tree instead.
+const PAGES_SKIPPED_MAX: u32 = 2;
+
 /// An encoded record page as redb hands it out.
 type StoredPage<'a> = redb::AccessGuard<'a, &'static [u8]>;
 
@@ -173,6 +177,13 @@ impl Hop<'_> {
             Hop::Pending(record) => record.parent_seq,
             Hop::Stored(record) => record.parent_seq(),
         }
+    }
+
+    fn depth(&self) -> u64 {
+        u64::from(match self {
+            Hop::Pending(record) => record.depth,
+            Hop::Stored(record) => record.depth(),
+        })
     }
 }
 
@@ -939,16 +950,20 @@ impl Store {
 
     /// The ids of `seq` and its ancestors, nearest first: [`Store::ancestors`] without
     /// decoding whole records (the leaf-to-root walk of `path_ids`).
-    pub fn ancestor_ids(&self, seq: u64) -> Result<Vec<String>> {
-        let mut out = Vec::new();
+    pub fn ancestor_ids(&self, seq: u64) -> Result<crate::tree::PathIds> {
+        let mut out = crate::tree::PathIds::default();
         self.guard(|| {
             self.walk_up(seq, SEQ_NONE, |_, hop| {
-                out.push(match hop {
-                    Hop::Pending(record) => record.id.clone(),
-                    Hop::Stored(record) => record
-                        .id()
-                        .map_err(|error| self.read_error(error.0))?
-                        .to_owned(),
+                if out.is_empty() {
+                    // The depth says how many ids follow: one allocation instead of a doubling
+                    // series (a damaged depth is bounded by the number of records).
+                    out = crate::tree::PathIds::with_capacity(
+                        hop.depth().saturating_add(1).min(self.next_seq) as usize,
+                    );
+                }
+                out.push_toward_root(match &hop {
+                    Hop::Pending(record) => &record.id,
+                    Hop::Stored(record) => record.id().map_err(|error| self.read_error(error.0))?,
                 });
                 Ok(())
             })
@@ -968,6 +983,8 @@ impl Store {
         mut visit: impl FnMut(u64, Hop<'_>) -> Result<()>,
     ) -> Result<()> {
         let mut wanted = seq;
+        let mut pages = None;
+        let mut skipped = 0;
         let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
         let step = |wanted: u64, parent: u64| -> Result<Option<u64>> {
             if wanted == stop_seq || parent == SEQ_NONE {
@@ -992,7 +1009,34 @@ impl Store {
                 }
                 continue;
             }
-            let (first, value) = self.stored_page(wanted)?.ok_or_else(|| missing(wanted))?;
+            // Most walks step back page by page: the reverse range goes on from the page it
+            // read last, and is restarted only when the walk jumps further back.
+            let (first, value) = loop {
+                let Some(range) = pages.as_mut() else {
+                    let Some(tables) = &self.tables else {
+                        return Err(missing(wanted));
+                    };
+                    pages = Some(
+                        tables
+                            .records
+                            .range(..=wanted)
+                            .map_err(|e| self.read_error(e))?,
+                    );
+                    skipped = 0;
+                    continue;
+                };
+                let (key, value) = range
+                    .next_back()
+                    .ok_or_else(|| missing(wanted))?
+                    .map_err(|e| self.read_error(e))?;
+                if key.value() <= wanted {
+                    break (key.value(), value);
+                }
+                skipped += 1;
+                if skipped > PAGES_SKIPPED_MAX {
+                    pages = None;
+                }
+            };
             let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
             loop {
                 let record = page

@@ -316,7 +316,7 @@ pub fn run_probe(args: ProbeArgs, out: &mut Out) -> Result<(), CliError> {
     // The memory figure is of open + build_context, before the path walk allocates its ids.
     let rss_kb = peak_rss_kb();
     let start = Instant::now();
-    let path = session.path_ids(None)?;
+    let path = session.path_id_list(None)?;
     let path_time = start.elapsed();
     let entries = session.stats()?.entry_count;
     out.line(

@@ -17,8 +17,8 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let session = super::open_default(&args.file)?;
-    for id in session.path_ids(args.leaf.as_deref())? {
-        out.line(&id)?;
+    for id in session.path_id_list(args.leaf.as_deref())?.iter() {
+        out.line(id)?;
     }
     Ok(())
 }
