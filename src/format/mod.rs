@@ -2,6 +2,7 @@
 //! generator's. Everything here is safe to call on any bytes from disk.
 
 pub mod ids;
+pub mod json_scan;
 pub mod line;
 pub mod record;
 pub mod time;
