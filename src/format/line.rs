@@ -1,8 +1,9 @@
 //! Classification of one log line: blank, header, canonical entry or opaque record.
 //!
 //! Pure code: it sees the bytes of one line (without its `\n`) and nothing else. Only the
-//! fields that indexing needs are decoded; payloads are skipped as raw JSON, which serde_json
-//! does iteratively, so a payload nested 10,000 levels deep parses like a flat one.
+//! fields that indexing needs are decoded; payloads are skipped, in one pass of
+//! [`json_scan`] that validates the line as serde_json would and nests without
+//! recursion, so a payload nested 10,000 levels deep reads like a flat one.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -10,6 +11,8 @@ use std::fmt;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+use super::json_scan;
 
 /// The nine canonical entry types of the v3 format. The numeric codes are stored in index
 /// records (format-spec/index.md) and must never be renumbered.
@@ -166,11 +169,76 @@ pub enum Line<'a> {
 /// Classifies one line. `text` is the line without its `\n` (a trailing `\r` is JSON
 /// whitespace and harmless). `legacy_v1` accepts canonical types without an id.
 /// `allow_header` is true only for the first non-blank line.
+///
+/// One pass of [`json_scan::scan`] validates the line and finds the indexed fields; the answer
+/// is always the one of [`classify_with_serde`], which reads the line with serde_json.
 pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
-    if text
-        .bytes()
-        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-    {
+    if is_blank(text) {
+        return Line::Blank;
+    }
+    let Ok(scan) = json_scan::scan(text, &FIELD_NAMES) else {
+        // Not JSON: serde_json's reading says so too, with its error message for the reason.
+        return classify_with_serde(text, legacy_v1, allow_header);
+    };
+    if !scan.is_object || !scan.keys_decodable {
+        // serde_json cannot read a key with an unpaired surrogate escape, so serde's reading
+        // of such an object, valid as JSON, was "not an object".
+        return not_an_object();
+    }
+    let [
+        kind,
+        id,
+        parent_id,
+        timestamp,
+        target_id,
+        label,
+        name,
+        append_mode,
+        version,
+        cwd,
+        parent_session,
+        message,
+    ] = scan.fields;
+    let fields = FieldTexts {
+        kind,
+        id,
+        parent_id,
+        timestamp,
+        target_id,
+        label,
+        name,
+        append_mode,
+        version,
+        cwd,
+        parent_session,
+        message,
+    };
+    classify_fields(fields, is_assistant_message, legacy_v1, allow_header)
+}
+
+/// The top-level keys [`classify`] reads, in the order of the fields of [`FieldTexts`].
+const FIELD_NAMES: [&str; 12] = [
+    "type",
+    "id",
+    "parentId",
+    "timestamp",
+    "targetId",
+    "label",
+    "name",
+    "appendMode",
+    "version",
+    "cwd",
+    "parentSession",
+    "message",
+];
+
+/// [`classify`] as it was before [`json_scan`], reading the line with serde_json: several
+/// times slower, same answers. Kept as the reference that the differential tests and the
+/// fuzz check compare `classify` with, and used by `classify` for lines that are not JSON,
+/// whose reason carries serde_json's error message.
+#[doc(hidden)]
+pub fn classify_with_serde(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
+    if is_blank(text) {
         return Line::Blank;
     }
     // serde's derived struct would also accept an array (by position): only objects are lines.
@@ -187,22 +255,82 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
     let fields: Fields<'_> = match parsed {
         Ok(fields) => fields,
         Err(error) => {
-            let reason = match serde_json::from_str::<IgnoredAny>(text) {
-                Ok(_) => OpaqueReason::NotAnObject,
-                Err(_) => OpaqueReason::InvalidJson(error.to_string()),
-            };
+            if serde_json::from_str::<IgnoredAny>(text).is_ok() {
+                return not_an_object();
+            }
             return Line::Opaque(OpaqueLine {
-                reason,
+                reason: OpaqueReason::InvalidJson(error.to_string()),
                 id: None,
                 parent: ParentRef::Root,
                 target_id: None,
             });
         }
     };
-    let id = fields.id.and_then(json_str);
+    let fields = FieldTexts {
+        kind: fields.kind.map(RawValue::get),
+        id: fields.id.map(RawValue::get),
+        parent_id: fields.parent_id.map(RawValue::get),
+        timestamp: fields.timestamp.map(RawValue::get),
+        target_id: fields.target_id.map(RawValue::get),
+        label: fields.label.map(RawValue::get),
+        name: fields.name.map(RawValue::get),
+        append_mode: fields.append_mode.map(RawValue::get),
+        version: fields.version.map(RawValue::get),
+        cwd: fields.cwd.map(RawValue::get),
+        parent_session: fields.parent_session.map(RawValue::get),
+        message: fields.message.map(RawValue::get),
+    };
+    classify_fields(
+        fields,
+        is_assistant_message_with_serde,
+        legacy_v1,
+        allow_header,
+    )
+}
+
+fn is_blank(text: &str) -> bool {
+    text.bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+fn not_an_object<'a>() -> Line<'a> {
+    Line::Opaque(OpaqueLine {
+        reason: OpaqueReason::NotAnObject,
+        id: None,
+        parent: ParentRef::Root,
+        target_id: None,
+    })
+}
+
+/// The raw JSON text of the fields read from an object line (the last of repeated keys).
+/// `parent_id` is `Some("null")` when present but null: absent and null mean different things.
+struct FieldTexts<'a> {
+    kind: Option<&'a str>,
+    id: Option<&'a str>,
+    parent_id: Option<&'a str>,
+    timestamp: Option<&'a str>,
+    target_id: Option<&'a str>,
+    label: Option<&'a str>,
+    name: Option<&'a str>,
+    append_mode: Option<&'a str>,
+    version: Option<&'a str>,
+    cwd: Option<&'a str>,
+    parent_session: Option<&'a str>,
+    message: Option<&'a str>,
+}
+
+/// What an object line is, from its fields. `is_assistant` is asked about the message of a
+/// `message` entry only.
+fn classify_fields<'a>(
+    fields: FieldTexts<'a>,
+    is_assistant: fn(&str) -> bool,
+    legacy_v1: bool,
+    allow_header: bool,
+) -> Line<'a> {
+    let id = fields.id.and_then(json_text_str);
     let parent = match fields.parent_id {
         None => ParentRef::Absent,
-        Some(raw) => json_str(raw).map_or(ParentRef::Root, ParentRef::Id),
+        Some(raw) => json_text_str(raw).map_or(ParentRef::Root, ParentRef::Id),
     };
     let opaque = |reason, id, parent, target_id| {
         Line::Opaque(OpaqueLine {
@@ -212,7 +340,7 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
             target_id,
         })
     };
-    let Some(kind_text) = fields.kind.and_then(json_str) else {
+    let Some(kind_text) = fields.kind.and_then(json_text_str) else {
         return opaque(OpaqueReason::MissingType, id, parent, None);
     };
     if kind_text == "session" {
@@ -222,18 +350,18 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
                 version: fields
                     .version
                     // JavaScript compares the number (3.0 is 3); a missing version is 1.
-                    .and_then(|raw| raw.get().parse::<f64>().ok())
+                    .and_then(|raw| raw.parse::<f64>().ok())
                     .filter(|version| version.is_finite() && *version >= 0.0)
                     .map_or(1, |version| version.min(f64::from(u32::MAX)).floor() as u32),
-                cwd: fields.cwd.and_then(json_str),
-                timestamp: fields.timestamp.and_then(json_str),
-                parent_session: fields.parent_session.and_then(json_str),
+                cwd: fields.cwd.and_then(json_text_str),
+                timestamp: fields.timestamp.and_then(json_text_str),
+                parent_session: fields.parent_session.and_then(json_text_str),
             }),
             (_, id) => opaque(OpaqueReason::ExtraHeader, id, parent, None),
         };
     }
     if kind_text == "leaf" {
-        let target = fields.target_id.and_then(json_str);
+        let target = fields.target_id.and_then(json_text_str);
         return opaque(OpaqueReason::LeafControl, id, parent, target);
     }
     let Some(kind) = EntryKind::from_type_str(&kind_text) else {
@@ -249,18 +377,18 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
     }
     let side = fields
         .append_mode
-        .and_then(json_str)
+        .and_then(json_text_str)
         .is_some_and(|mode| mode == "side");
     Line::Entry(EntryLine {
         kind,
         id: id.filter(|id| !id.is_empty()),
         parent,
-        timestamp: fields.timestamp.and_then(json_str),
+        timestamp: fields.timestamp.and_then(json_text_str),
         side,
-        assistant: kind == EntryKind::Message && fields.message.is_some_and(is_assistant_message),
-        target_id: fields.target_id.and_then(json_str),
-        label: fields.label.and_then(json_str),
-        name: fields.name.and_then(json_str),
+        assistant: kind == EntryKind::Message && fields.message.is_some_and(is_assistant),
+        target_id: fields.target_id.and_then(json_text_str),
+        label: fields.label.and_then(json_text_str),
+        name: fields.name.and_then(json_text_str),
     })
 }
 
@@ -334,15 +462,25 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Whether a raw message payload has `role: "assistant"`. pi writes `role` first, so the common
-/// case is a prefix check (a later repeated `role` key is not looked for); anything else is
-/// parsed one level deep.
-fn is_assistant_message(message: &RawValue) -> bool {
-    let text = message.get();
-    if let Some(role) = text.strip_prefix("{\"role\":\"") {
+/// Whether a raw message payload (valid JSON) has `role: "assistant"`. pi writes `role`
+/// first, so the common case is a prefix check (a later repeated `role` key is not looked
+/// for); any other object is scanned one level deep, as serde reads it: the last `role` must
+/// be exactly `"assistant"` and every key must decode.
+fn is_assistant_message(message: &str) -> bool {
+    if let Some(role) = message.strip_prefix("{\"role\":\"") {
         return role.starts_with("assistant\"");
     }
-    serde_json::from_str::<MessageHead>(text).is_ok_and(|head| head.assistant)
+    json_scan::scan(message, &["role"]).is_ok_and(|head| {
+        head.is_object && head.keys_decodable && head.fields == [Some("\"assistant\"")]
+    })
+}
+
+/// [`is_assistant_message`] as serde_json reads it, for [`classify_with_serde`].
+fn is_assistant_message_with_serde(message: &str) -> bool {
+    if let Some(role) = message.strip_prefix("{\"role\":\"") {
+        return role.starts_with("assistant\"");
+    }
+    serde_json::from_str::<MessageHead>(message).is_ok_and(|head| head.assistant)
 }
 
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
