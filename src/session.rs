@@ -7,7 +7,8 @@
 //! 4. write the new line(s) with one `O_APPEND` write (a `\n` first if the log ends in a torn
 //!    line; the header first if the log is empty);
 //! 5. fsync the log as the durability policy says;
-//! 6. index the new lines (read back from the log, so the index sees exactly the file);
+//! 6. index the new lines: from memory when the log's length shows that it holds exactly the
+//!    bytes written after the indexed ones, else read back, so the index sees exactly the file;
 //! 7. release the lock; flush the index when enough is pending.
 //!
 //! IMPORTANT: the index is never flushed before the log bytes it describes are written.
@@ -953,7 +954,20 @@ impl Session {
             self.sync_log()?;
         }
         self.header_pending = false;
-        self.store.catch_up(self.storage.as_mut())?;
+        // The lines just written are indexed from memory when the log holds exactly what it
+        // held before plus them; otherwise (a torn tail was ended, or another writer that takes
+        // no lock appended meanwhile) they are read back, so the index sees exactly the file.
+        let identity = self
+            .storage
+            .identity()
+            .map_err(|e| Error::io(self.storage.path(), "stat", e))?;
+        if log_len == self.store.indexed_len_bytes
+            && identity.len_bytes == log_len + bytes.len() as u64
+        {
+            self.store.apply_written(&bytes)?;
+        } else {
+            self.store.catch_up(self.storage.as_mut())?;
+        }
         let last = ids.last().expect("entries is not empty");
         let seq = self
             .store

@@ -629,7 +629,7 @@ fn catch_up_across_flushes() {
     let mut first = open(&path);
     let mut last = open(&path);
     let leaf = first.leaf_id().unwrap().unwrap();
-    append_chain(&path, 0, 8300, leaf);
+    append_chain(&path, 0, treelog::limits::FLUSH_ENTRIES_MAX + 100, leaf);
     let expected = replay(&path);
     // One live handle reads the new lines before any open, one after an open flushed them.
     first.refresh().unwrap();

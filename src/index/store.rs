@@ -670,6 +670,29 @@ impl Store {
         scanned.map(|_| identity.len_bytes)
     }
 
+    /// Indexes lines this handle has just written, from memory instead of reading them back.
+    /// The caller guarantees that the log held exactly `indexed_len_bytes` before its write
+    /// and exactly that plus `bytes` after it (no other writer's bytes around them), and that
+    /// `bytes` is whole lines, each ending in `\n`.
+    pub fn apply_written(&mut self, bytes: &[u8]) -> Result<()> {
+        let start = self.indexed_len_bytes;
+        debug_assert!(bytes.ends_with(b"\n"), "appends end with a newline");
+        let mut line_start = 0;
+        for line_end in memchr::memchr_iter(b'\n', bytes) {
+            let line = &bytes[line_start..line_end];
+            let kept = (line.len() <= crate::limits::LINE_LEN_MAX).then_some(line);
+            self.apply_line(
+                start + line_start as u64,
+                line.len() as u64,
+                crc32fast::hash(line),
+                kept,
+            )?;
+            line_start = line_end + 1;
+        }
+        self.hasher.update(&bytes[..line_start]);
+        Ok(())
+    }
+
     /// True when the overlay is big enough to be written out.
     fn flush_due(&self) -> bool {
         // A rebuild writes far larger batches: every commit copies each B-tree page it touches,
