@@ -2,8 +2,9 @@
 //! and by the plain replay of the committed corpus (tests/fuzz_corpus.rs), so that `cargo test`
 //! runs every committed input through exactly what the fuzzer ran.
 //!
-//! No dependency beyond treelog, serde_json and tempfile: inputs are decoded by hand from the
-//! raw bytes instead of with `arbitrary`, so the root crate needs no extra dev-dependency.
+//! No dependency beyond treelog, serde, serde_json and tempfile: inputs are decoded by hand
+//! from the raw bytes instead of with `arbitrary`, so the root crate needs no extra
+//! dev-dependency.
 #![allow(dead_code)]
 
 use std::fmt::Write as _;
@@ -11,7 +12,8 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use treelog::format::line::{Line, OpaqueReason, classify};
+use treelog::format::json_scan;
+use treelog::format::line::{Line, OpaqueReason, classify, classify_with_serde};
 use treelog::storage::{FileIdentity, LogStorage};
 use treelog::{Error, Session, SessionOptions, sidecar_path};
 
@@ -48,13 +50,25 @@ pub fn fuzz_one(data: &[u8], check: fn(&[u8])) {
 // ---- line_parser ----
 
 /// `classify` on arbitrary bytes (as lossy UTF-8) with each flag combination: never panics,
-/// and agrees with a plain `serde_json::Value` reading wherever that reading succeeds.
+/// answers exactly as `classify_with_serde` (the serde_json reading that its one-pass scanner
+/// replaced), and agrees with a plain `serde_json::Value` reading wherever that reading
+/// succeeds. The scanner's verdict on the text is serde_json's own.
 pub fn line_parser(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
+    assert_eq!(
+        json_scan::is_valid(&text),
+        serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
+        "validity: {text:?}"
+    );
     let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
     for legacy_v1 in [false, true] {
         for allow_header in [false, true] {
             let line = classify(&text, legacy_v1, allow_header);
+            assert_eq!(
+                line,
+                classify_with_serde(&text, legacy_v1, allow_header),
+                "classify({text:?}, {legacy_v1}, {allow_header})"
+            );
             let blank = text
                 .bytes()
                 .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
