@@ -13,6 +13,15 @@ use crate::format::line::{
 use crate::format::record::{LabelValue, Record, SEQ_NONE, TIMESTAMP_NONE};
 use crate::format::time::parse_iso_ms;
 
+/// A line's text. Invalid UTF-8 is read as JavaScript's decoder reads it, with U+FFFD
+/// replacements, so a line pi keeps is kept here too.
+pub(crate) fn line_text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Opaque reason codes stored in records (format-spec/index.md).
 pub(crate) fn opaque_code(reason: &OpaqueReason) -> u8 {
     match reason {
@@ -55,20 +64,48 @@ impl Store {
             };
             return self.apply_opaque(offset_bytes, len_bytes, crc32, opaque);
         };
-        // Invalid UTF-8 is read as JavaScript's decoder reads it, with U+FFFD replacements, so
-        // a line pi keeps is kept here too.
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(bytes),
-        };
         let legacy_v1 =
             self.state.header_version < 2 && !self.state.header_recovered && !first_line;
+        let text = line_text(bytes);
         let line = classify(&text, legacy_v1, first_line);
         if first_line && line != Line::Blank {
             self.state.header_offset_bytes = offset_bytes;
             self.state.header_len_bytes = len_bytes;
             self.first_line_hash = *blake3::hash(bytes).as_bytes();
         }
+        self.apply_classified(offset_bytes, len_bytes, crc32, line, first_line)
+    }
+
+    /// The flags `classify` takes for every line after the first non-blank one, or `None`
+    /// while that line has not been seen (it decides them). Once known they never change,
+    /// which is what lets lines be classified ahead, on another thread (`parallel.rs`).
+    pub(crate) fn settled_legacy_v1(&self) -> Option<bool> {
+        let first_line = self.state.header_offset_bytes == SEQ_NONE && !self.state.header_recovered;
+        (!first_line).then_some(self.state.header_version < 2 && !self.state.header_recovered)
+    }
+
+    /// Indexes one line classified ahead with the flags of [`Store::settled_legacy_v1`].
+    pub(crate) fn apply_classified_ahead(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        crc32: u32,
+        line: Line<'_>,
+    ) -> Result<()> {
+        debug_assert!(self.settled_legacy_v1().is_some());
+        debug_assert_eq!(offset_bytes, self.indexed_len_bytes);
+        self.indexed_len_bytes = offset_bytes + len_bytes + 1;
+        self.apply_classified(offset_bytes, len_bytes, crc32, line, false)
+    }
+
+    fn apply_classified(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        crc32: u32,
+        line: Line<'_>,
+        first_line: bool,
+    ) -> Result<()> {
         match line {
             Line::Blank => Ok(()),
             Line::Header(header) => {

@@ -8,6 +8,7 @@
 
 mod apply;
 mod hashing;
+mod parallel;
 mod store;
 
 pub use store::{IndexState, Verify};

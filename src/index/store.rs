@@ -11,6 +11,7 @@ use redb::{
 };
 
 use super::hashing::{PrefixHasher, block_hash};
+use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
 use crate::format::record::{
     LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
@@ -128,6 +129,8 @@ pub(crate) struct Store {
     identity_outdated: bool,
     /// Why writing the index failed, after which this handle stops trying.
     write_failure: Option<String>,
+    /// When a catch-up runs on two threads.
+    pub(crate) parallel: Tuning,
 }
 
 /// The numeric tree fields of a record: what indexing needs of an earlier line.
@@ -230,6 +233,7 @@ impl Store {
             scan_buf: Vec::new(),
             identity_outdated: false,
             write_failure: None,
+            parallel: Tuning::default(),
         }
     }
 
@@ -656,16 +660,42 @@ impl Store {
             return Ok(identity.len_bytes);
         }
         let mut buf = std::mem::take(&mut self.scan_buf);
-        let scanned = scan_lines(
-            storage,
-            start,
-            identity.len_bytes,
-            &mut CatchUp {
-                store: self,
-                identity,
-            },
-            &mut buf,
-        );
+        let scanned = (|| {
+            if identity.len_bytes - start >= self.parallel.min_bytes {
+                if self.settled_legacy_v1().is_none() {
+                    // The first line decides how the others are classified: read it alone.
+                    let prefix_end = identity
+                        .len_bytes
+                        .min(start.saturating_add(self.parallel.chunk_len as u64));
+                    scan_lines(
+                        storage,
+                        start,
+                        prefix_end,
+                        &mut CatchUp {
+                            store: self,
+                            identity,
+                        },
+                        &mut buf,
+                    )?;
+                }
+                let tuning = self.parallel;
+                catch_up_parallel(self, storage, identity.len_bytes, tuning, |store, bytes| {
+                    store.consumed(bytes, identity)
+                })?;
+            }
+            // What is left: short catch-ups, the last partial line, lines too long to read in
+            // one chunk.
+            scan_lines(
+                storage,
+                self.indexed_len_bytes,
+                identity.len_bytes,
+                &mut CatchUp {
+                    store: self,
+                    identity,
+                },
+                &mut buf,
+            )
+        })();
         self.scan_buf = buf;
         scanned.map(|_| identity.len_bytes)
     }
@@ -1250,6 +1280,22 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Hashes the bytes of lines just indexed, and writes the overlay out if it is big enough
+    /// (only at a line end, where the hashes and the records describe the same prefix).
+    fn consumed(&mut self, bytes: &[u8], identity: FileIdentity) -> Result<()> {
+        self.hasher.update(bytes);
+        if self.db.is_some()
+            && self.flush_due()
+            && self.hasher.hashed_len_bytes() == self.indexed_len_bytes
+        {
+            let sidecar = self.sidecar_path.clone().unwrap_or_default();
+            guarded(&sidecar, || self.write_overlay(&sidecar, identity))?;
+        }
+        Ok(())
+    }
+}
+
 /// Feeds scanned lines to the store; flushes at chunk ends when the overlay is big.
 struct CatchUp<'a> {
     store: &'a mut Store,
@@ -1263,16 +1309,7 @@ impl LineSink for CatchUp<'_> {
     }
 
     fn consumed(&mut self, bytes: &[u8]) -> Result<()> {
-        self.store.hasher.update(bytes);
-        if self.store.db.is_some()
-            && self.store.flush_due()
-            && self.store.hasher.hashed_len_bytes() == self.store.indexed_len_bytes
-        {
-            let sidecar = self.store.sidecar_path.clone().unwrap_or_default();
-            let identity = self.identity;
-            guarded(&sidecar, || self.store.write_overlay(&sidecar, identity))?;
-        }
-        Ok(())
+        self.store.consumed(bytes, self.identity)
     }
 }
 
