@@ -198,10 +198,14 @@ fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
 /// The kinds of the containers open around the current point of [`skip_value`], innermost
 /// last, one bit each (set: object). The first 64 levels live in a word, deeper ones on the
 /// heap, so that any depth works and ordinary payloads never allocate.
+#[derive(Default)]
 struct Nesting {
     depth: usize,
     low: u64,
     high: Vec<u64>,
+    /// The kind of the innermost open container (the bit at `depth - 1`), kept at hand:
+    /// it is asked after every value.
+    innermost_is_object: Option<bool>,
 }
 
 impl Nesting {
@@ -218,30 +222,24 @@ impl Nesting {
         };
         *slot = (*slot & !(1 << bit)) | (u64::from(object) << bit);
         self.depth += 1;
-    }
-
-    /// Whether the innermost open container is an object; `None` when none is open.
-    fn innermost_is_object(&self) -> Option<bool> {
-        let top = self.depth.checked_sub(1)?;
-        let word = match (top / 64).checked_sub(1) {
-            None => self.low,
-            Some(index) => *self.high.get(index)?,
-        };
-        Some(word >> (top % 64) & 1 == 1)
+        self.innermost_is_object = Some(object);
     }
 
     fn pop(&mut self) {
         self.depth = self.depth.saturating_sub(1);
+        self.innermost_is_object = self.depth.checked_sub(1).and_then(|top| {
+            let word = match (top / 64).checked_sub(1) {
+                None => self.low,
+                Some(index) => *self.high.get(index)?,
+            };
+            Some(word >> (top % 64) & 1 == 1)
+        });
     }
 }
 
 /// The index just after the value that starts at `at` (no whitespace before it).
 fn skip_value(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
-    let mut nesting = Nesting {
-        depth: 0,
-        low: 0,
-        high: Vec::new(),
-    };
+    let mut nesting = Nesting::default();
     loop {
         // Invariant: a value starts at `at`.
         match *bytes.get(at).ok_or(Invalid)? {
@@ -265,7 +263,7 @@ fn skip_value(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
         }
         // A value ended at `at`: close the containers it ends, until a comma starts the next.
         loop {
-            let Some(object) = nesting.innermost_is_object() else {
+            let Some(object) = nesting.innermost_is_object else {
                 return Ok(at);
             };
             at = skip_whitespace(bytes, at);
@@ -315,8 +313,22 @@ fn special_bytes(word: u64) -> u64 {
 }
 
 /// The index just after the closing quote of the string whose content starts at `at`.
+#[inline(always)]
+fn skip_string(bytes: &[u8], at: usize) -> Result<usize, Invalid> {
+    // Most strings are keys and short values that end within a word: no call for them.
+    if let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
+        let special = special_bytes(u64::from_le_bytes(*word));
+        let end = at + special.trailing_zeros() as usize / 8;
+        if special != 0 && bytes.get(end) == Some(&b'"') {
+            return Ok(end + 1);
+        }
+    }
+    skip_long_string(bytes, at)
+}
+
+/// [`skip_string`] for strings that do not end within their first word.
 #[inline(never)]
-fn skip_string(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
+fn skip_long_string(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
     loop {
         // Invariant: `at` is inside the string, after any escape.
         at += special_offset(bytes.get(at..).ok_or(Invalid)?).ok_or(Invalid)?;
