@@ -186,7 +186,9 @@ fn message_of(record: &Record, line: &str, legacy: bool) -> Option<JsonText> {
     match record.kind {
         Some(EntryKind::Message) => {
             // pi pushes `entry.message` even when it is missing: JSON.stringify writes null.
-            let message = field(line, "message").unwrap_or_else(|| raw("null".into()));
+            let message = indexed_message(record, line)
+                .or_else(|| field(line, "message"))
+                .unwrap_or_else(|| raw("null".into()));
             if legacy {
                 return Some(migrate_hook_message(message));
             }
@@ -259,6 +261,19 @@ fn read(session: &Session, record: &Record) -> Result<String> {
 }
 
 /// A top-level field of a line read through the index (crc32 checked, so valid JSON).
+/// The message of a `message` entry where indexing found it, without scanning the line: the
+/// line's crc32 matched, so it is the line that was indexed. The span is checked to start
+/// right after pi's `"message":` key and to look like an object, so a damaged index falls
+/// back to the scan rather than cutting the line anywhere.
+fn indexed_message(record: &Record, line: &str) -> Option<JsonText> {
+    let (offset, len) = record.message_span?;
+    let (offset, len) = (offset as usize, len as usize);
+    let message = line.get(offset..offset.checked_add(len)?)?;
+    let key = line.get(offset.checked_sub(10)?..offset)?;
+    (key == "\"message\":" && message.starts_with('{') && message.ends_with('}'))
+        .then(|| JsonText(message.to_owned()))
+}
+
 fn field(line: &str, name: &str) -> Option<JsonText> {
     // The SWAR scanner of indexing is faster than a non-validating scan built on memchr, on
     // payloads full of escapes; a line that fails it (it passed at indexing and its crc32
@@ -288,4 +303,51 @@ fn append_timestamp(out: &mut String, line: &str) {
 /// JavaScript truthiness of a JSON value.
 fn is_truthy(value: &JsonText) -> bool {
     !matches!(value.get(), "null" | "false" | "0" | "\"\"" | "-0" | "0.0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recorded message span is used only where it still frames pi's `"message":{...}`; any
+    /// other span (a damaged index) gives way to the scan.
+    #[test]
+    fn message_span_is_checked() {
+        let line = r#"{"type":"message","id":"a","message":{"role":"user","content":"}"},"x":1}"#;
+        let start = line.find(r#"{"role""#).expect("message start") as u32;
+        let len = r#"{"role":"user","content":"}"}"#.len() as u32;
+        let record = |span| Record {
+            offset_bytes: 0,
+            len_bytes: line.len() as u32,
+            crc32: 0,
+            parent_seq: SEQ_NONE,
+            jump_seq: 0,
+            depth: 0,
+            kind: Some(EntryKind::Message),
+            assistant: false,
+            side: false,
+            opaque_code: 0,
+            timestamp_ms: 0,
+            compaction_seq: SEQ_NONE,
+            model_seq: SEQ_NONE,
+            thinking_seq: SEQ_NONE,
+            message_span: span,
+            id: "a".into(),
+        };
+        let scanned = field(line, "message").expect("the line has a message");
+        assert_eq!(
+            indexed_message(&record(Some((start, len))), line),
+            Some(scanned)
+        );
+        for bad in [
+            Some((start + 1, len - 1)),
+            Some((start, len - 3)),
+            Some((start, u32::MAX)),
+            Some((u32::MAX - 1, 2)),
+            Some((3, 4)),
+            None,
+        ] {
+            assert_eq!(indexed_message(&record(bad), line), None, "{bad:?}");
+        }
+    }
 }

@@ -133,6 +133,9 @@ pub struct EntryLine<'a> {
     pub label: Option<Cow<'a, str>>,
     /// `session_info`: the name.
     pub name: Option<Cow<'a, str>>,
+    /// Where the raw JSON of the `message` field lies in the classified text (offset, length
+    /// in bytes), so that a context can copy it later without scanning the line again.
+    pub message_span: Option<(u32, u32)>,
 }
 
 /// The header line's fields.
@@ -213,7 +216,7 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
         parent_session,
         message,
     };
-    classify_fields(fields, is_assistant_message, legacy_v1, allow_header)
+    classify_fields(text, fields, is_assistant_message, legacy_v1, allow_header)
 }
 
 /// The top-level keys [`classify`] reads, in the order of the fields of [`FieldTexts`].
@@ -281,6 +284,7 @@ pub fn classify_with_serde(text: &str, legacy_v1: bool, allow_header: bool) -> L
         message: fields.message.map(RawValue::get),
     };
     classify_fields(
+        text,
         fields,
         is_assistant_message_with_serde,
         legacy_v1,
@@ -322,6 +326,7 @@ struct FieldTexts<'a> {
 /// What an object line is, from its fields. `is_assistant` is asked about the message of a
 /// `message` entry only.
 fn classify_fields<'a>(
+    text: &'a str,
     fields: FieldTexts<'a>,
     is_assistant: fn(&str) -> bool,
     legacy_v1: bool,
@@ -389,7 +394,22 @@ fn classify_fields<'a>(
         target_id: fields.target_id.and_then(json_text_str),
         label: fields.label.and_then(json_text_str),
         name: fields.name.and_then(json_text_str),
+        // Only an object is worth a span (a context copies it); serde's reading sees no field
+        // at all where the value is null, so a null must not get one either.
+        message_span: fields
+            .message
+            .filter(|message| message.starts_with('{'))
+            .and_then(|message| span_in(text, message)),
     })
+}
+
+/// Where `part`, a slice of `text`, lies in it: (offset, length) in bytes.
+fn span_in(text: &str, part: &str) -> Option<(u32, u32)> {
+    let offset = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    if offset.checked_add(part.len())? > text.len() {
+        return None;
+    }
+    Some((u32::try_from(offset).ok()?, u32::try_from(part.len()).ok()?))
 }
 
 /// Decodes a raw JSON value that is a string; `None` for any other value.

@@ -10,7 +10,11 @@ pub const SEQ_NONE: u64 = u64::MAX;
 pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
 /// Bytes of the fixed-width part of a [`Record`] in a page (its id is in the page's id heap).
-pub const RECORD_FIXED_LEN: usize = 76;
+pub const RECORD_FIXED_LEN: usize = 84;
+/// Where the fixed part holds `id_end`.
+const ID_END_AT: usize = 80;
+/// "No message span" in the offset field.
+const SPAN_NONE: u32 = u32::MAX;
 pub const SNAPSHOT_LEN: usize = 128;
 pub const STATE_LEN: usize = 8 * 6 + 8 * 10 + 8;
 
@@ -46,6 +50,9 @@ pub struct Record {
     pub compaction_seq: u64,
     pub model_seq: u64,
     pub thinking_seq: u64,
+    /// Where the raw JSON of a `message` entry's message lies in its line (offset, length in
+    /// bytes), when it was found at indexing.
+    pub message_span: Option<(u32, u32)>,
     /// The entry's id (a generated one for v1 files; empty for an opaque record without one).
     pub id: String,
 }
@@ -71,6 +78,9 @@ impl Record {
         out.extend_from_slice(&self.compaction_seq.to_le_bytes());
         out.extend_from_slice(&self.model_seq.to_le_bytes());
         out.extend_from_slice(&self.thinking_seq.to_le_bytes());
+        let (span_offset, span_len) = self.message_span.unwrap_or((SPAN_NONE, 0));
+        out.extend_from_slice(&span_offset.to_le_bytes());
+        out.extend_from_slice(&span_len.to_le_bytes());
         out.extend_from_slice(&id_end.to_le_bytes());
         debug_assert_eq!(out.len() - start, RECORD_FIXED_LEN);
     }
@@ -212,7 +222,7 @@ impl<'a> PageView<'a> {
     }
 
     fn id_end(&self, slot: usize) -> usize {
-        let at = slot * RECORD_FIXED_LEN + 72;
+        let at = slot * RECORD_FIXED_LEN + ID_END_AT;
         let field = &self.fixed[at..at + 4];
         u32::from_le_bytes([field[0], field[1], field[2], field[3]]) as usize
     }
@@ -292,6 +302,8 @@ impl<'a> RecordRef<'a> {
         let compaction_seq = reader.u64();
         let model_seq = reader.u64();
         let thinking_seq = reader.u64();
+        let span_offset = reader.u32();
+        let span_len = reader.u32();
         let kind = match kind_code {
             0 => None,
             code => Some(
@@ -314,6 +326,7 @@ impl<'a> RecordRef<'a> {
             compaction_seq,
             model_seq,
             thinking_seq,
+            message_span: (span_offset != SPAN_NONE).then_some((span_offset, span_len)),
             id: self.id()?.to_string(),
         })
     }
@@ -564,6 +577,7 @@ mod tests {
             compaction_seq: SEQ_NONE,
             model_seq: 4,
             thinking_seq: 1,
+            message_span: Some((70, 900)),
             id: "ab12cd34".into(),
         }
     }
@@ -581,6 +595,7 @@ mod tests {
         let other = Record {
             id: String::new(),
             kind: None,
+            message_span: None,
             ..sample_record()
         };
         let third = Record {
@@ -628,9 +643,11 @@ mod tests {
         assert_eq!(&fixed[12..16], &0xdead_beefu32.to_le_bytes());
         assert_eq!(fixed[36], EntryKind::Compaction as u8);
         assert_eq!(fixed[37], 3);
-        assert_eq!(&fixed[72..76], &8u32.to_le_bytes());
+        assert_eq!(&fixed[72..76], &70u32.to_le_bytes());
+        assert_eq!(&fixed[76..80], &900u32.to_le_bytes());
+        assert_eq!(&fixed[80..84], &8u32.to_le_bytes());
         assert_eq!(
-            &bytes[4 + RECORD_FIXED_LEN + 72..][..4],
+            &bytes[4 + RECORD_FIXED_LEN + 80..][..4],
             &10u32.to_le_bytes()
         );
         assert_eq!(&bytes[4 + 2 * RECORD_FIXED_LEN..], b"ab12cd34xy");
@@ -651,7 +668,7 @@ mod tests {
         bad_count[0..4].copy_from_slice(&65u32.to_le_bytes());
         assert!(PageView::new(&bad_count).is_err());
         let mut bad_heap = bytes.clone();
-        bad_heap[4 + 72..4 + 76].copy_from_slice(&u32::MAX.to_le_bytes());
+        bad_heap[4 + 80..4 + 84].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(PageView::new(&bad_heap).is_err());
         let mut bad_utf8 = bytes;
         let last = bad_utf8.len() - 1;

@@ -8,17 +8,25 @@ use super::store::{Links, Store};
 use crate::error::Result;
 use crate::format::ids::migrated_entry_id;
 use crate::format::line::{
-    EntryKind, EntryLine, Line, OpaqueLine, OpaqueReason, ParentRef, classify,
+    EntryKind, EntryLine, HeaderLine, Line, OpaqueLine, OpaqueReason, ParentRef, classify,
 };
 use crate::format::record::{LabelValue, Record, SEQ_NONE, TIMESTAMP_NONE};
 use crate::format::time::parse_iso_ms;
 
-/// A line's text. Invalid UTF-8 is read as JavaScript's decoder reads it, with U+FFFD
-/// replacements, so a line pi keeps is kept here too.
-pub(crate) fn line_text(bytes: &[u8]) -> Cow<'_, str> {
+/// Classifies a line's bytes. Invalid UTF-8 is read as JavaScript's decoder reads it, with
+/// U+FFFD replacements, so a line pi keeps is kept here too; the fields of such a line are
+/// copied out of the repaired text, whose offsets are not the file's, so it gets no message
+/// span.
+pub(crate) fn classify_bytes(bytes: &[u8], legacy_v1: bool, first_line: bool) -> Line<'_> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
+        Ok(text) => classify(text, legacy_v1, first_line),
+        Err(_) => match classify(&String::from_utf8_lossy(bytes), legacy_v1, first_line) {
+            Line::Entry(entry) => Line::Entry(EntryLine {
+                message_span: None,
+                ..owned_entry(entry)
+            }),
+            other => owned_line(other),
+        },
     }
 }
 
@@ -66,8 +74,7 @@ impl Store {
         };
         let legacy_v1 =
             self.state.header_version < 2 && !self.state.header_recovered && !first_line;
-        let text = line_text(bytes);
-        let line = classify(&text, legacy_v1, first_line);
+        let line = classify_bytes(bytes, legacy_v1, first_line);
         if first_line && line != Line::Blank {
             self.state.header_offset_bytes = offset_bytes;
             self.state.header_len_bytes = len_bytes;
@@ -224,6 +231,10 @@ impl Store {
             thinking_seq: nearest(entry.kind == EntryKind::ThinkingLevelChange, |p| {
                 p.thinking_seq
             }),
+            // Only a message entry's message is read by span (the context).
+            message_span: entry
+                .message_span
+                .filter(|_| entry.kind == EntryKind::Message),
             id: id.into_owned(),
         };
         match entry.kind {
@@ -303,6 +314,7 @@ impl Store {
             compaction_seq: SEQ_NONE,
             model_seq: SEQ_NONE,
             thinking_seq: SEQ_NONE,
+            message_span: None,
             id,
         });
         Ok(())
@@ -315,5 +327,53 @@ impl Store {
         );
         self.overlay.records.push(record);
         self.next_seq += 1;
+    }
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
+}
+
+fn owned_parent(parent: ParentRef<'_>) -> ParentRef<'static> {
+    match parent {
+        ParentRef::Absent => ParentRef::Absent,
+        ParentRef::Root => ParentRef::Root,
+        ParentRef::Id(id) => ParentRef::Id(owned(id)),
+    }
+}
+
+/// The line with its borrowed text copied, so it can leave the chunk it was read from.
+pub(crate) fn owned_line(line: Line<'_>) -> Line<'static> {
+    match line {
+        Line::Blank => Line::Blank,
+        Line::Header(header) => Line::Header(HeaderLine {
+            id: owned(header.id),
+            version: header.version,
+            cwd: header.cwd.map(owned),
+            timestamp: header.timestamp.map(owned),
+            parent_session: header.parent_session.map(owned),
+        }),
+        Line::Entry(entry) => Line::Entry(owned_entry(entry)),
+        Line::Opaque(opaque) => Line::Opaque(OpaqueLine {
+            reason: opaque.reason,
+            id: opaque.id.map(owned),
+            parent: owned_parent(opaque.parent),
+            target_id: opaque.target_id.map(owned),
+        }),
+    }
+}
+
+fn owned_entry(entry: EntryLine<'_>) -> EntryLine<'static> {
+    EntryLine {
+        kind: entry.kind,
+        id: entry.id.map(owned),
+        parent: owned_parent(entry.parent),
+        timestamp: entry.timestamp.map(owned),
+        side: entry.side,
+        assistant: entry.assistant,
+        target_id: entry.target_id.map(owned),
+        label: entry.label.map(owned),
+        name: entry.name.map(owned),
+        message_span: entry.message_span,
     }
 }

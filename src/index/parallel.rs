@@ -8,12 +8,10 @@
 //! flags, and both are settled once the first non-blank line is indexed
 //! (`Store::settled_legacy_v1`): this path starts only after that.
 
-use std::borrow::Cow;
-
-use super::apply::line_text;
+use super::apply::{classify_bytes, owned_line};
 use super::store::Store;
 use crate::error::{Error, Result};
-use crate::format::line::{EntryLine, HeaderLine, Line, OpaqueLine, ParentRef, classify};
+use crate::format::line::Line;
 use crate::storage::LogStorage;
 
 /// A chunk without a line end is read again this many times larger, up to
@@ -146,59 +144,15 @@ fn classify_chunk(chunk: &Chunk, legacy_v1: bool) -> Vec<Classified> {
     let mut line_start = 0;
     for line_end in memchr::memchr_iter(b'\n', &chunk.bytes) {
         let bytes = &chunk.bytes[line_start..line_end];
-        let text = line_text(bytes);
         out.push(Classified {
             offset_bytes: chunk.offset_bytes + line_start as u64,
             len_bytes: bytes.len() as u64,
             crc32: crc32fast::hash(bytes),
-            line: owned_line(classify(&text, legacy_v1, false)),
+            line: owned_line(classify_bytes(bytes, legacy_v1, false)),
         });
         line_start = line_end + 1;
     }
     out
-}
-
-fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
-    Cow::Owned(text.into_owned())
-}
-
-fn owned_parent(parent: ParentRef<'_>) -> ParentRef<'static> {
-    match parent {
-        ParentRef::Absent => ParentRef::Absent,
-        ParentRef::Root => ParentRef::Root,
-        ParentRef::Id(id) => ParentRef::Id(owned(id)),
-    }
-}
-
-/// The line with its borrowed text copied, so it can leave the chunk it was read from.
-fn owned_line(line: Line<'_>) -> Line<'static> {
-    match line {
-        Line::Blank => Line::Blank,
-        Line::Header(header) => Line::Header(HeaderLine {
-            id: owned(header.id),
-            version: header.version,
-            cwd: header.cwd.map(owned),
-            timestamp: header.timestamp.map(owned),
-            parent_session: header.parent_session.map(owned),
-        }),
-        Line::Entry(entry) => Line::Entry(EntryLine {
-            kind: entry.kind,
-            id: entry.id.map(owned),
-            parent: owned_parent(entry.parent),
-            timestamp: entry.timestamp.map(owned),
-            side: entry.side,
-            assistant: entry.assistant,
-            target_id: entry.target_id.map(owned),
-            label: entry.label.map(owned),
-            name: entry.name.map(owned),
-        }),
-        Line::Opaque(opaque) => Line::Opaque(OpaqueLine {
-            reason: opaque.reason,
-            id: opaque.id.map(owned),
-            parent: owned_parent(opaque.parent),
-            target_id: opaque.target_id.map(owned),
-        }),
-    }
 }
 
 #[cfg(test)]
