@@ -67,8 +67,32 @@ impl NewEntry {
     }
 
     /// The line for this entry, without the trailing `\n`.
+    /// Bytes of the caller's payload: an estimate of the encoded line's length (escapes and
+    /// keys come on top).
+    fn payload_len_bytes(&self) -> usize {
+        let raw_len = |raw: &Option<Box<RawValue>>| raw.as_ref().map_or(0, |raw| raw.get().len());
+        match self {
+            NewEntry::Message { message } => message.get().len(),
+            NewEntry::ThinkingLevelChange { thinking_level } => thinking_level.len(),
+            NewEntry::ModelChange { provider, model_id } => provider.len() + model_id.len(),
+            NewEntry::Compaction {
+                summary, details, ..
+            } => summary.len() + raw_len(details),
+            NewEntry::BranchSummary {
+                summary, details, ..
+            } => summary.len() + raw_len(details),
+            NewEntry::Custom { data, .. } => raw_len(data),
+            NewEntry::CustomMessage {
+                content, details, ..
+            } => content.get().len() + raw_len(details),
+            NewEntry::Label { label, .. } => label.as_ref().map_or(0, String::len),
+            NewEntry::SessionInfo { name } => name.len(),
+        }
+    }
+
     pub fn encode(&self, id: &str, parent_id: Option<&str>, timestamp: &str) -> String {
-        let mut out = JsonObject::new();
+        // One allocation for the common case: the payload plus room for the keys and ids.
+        let mut out = JsonObject::with_capacity(self.payload_len_bytes() + 192);
         out.string("type", self.kind().as_str());
         match self {
             // custom and custom_message put their own fields before the common ones.
@@ -182,9 +206,13 @@ struct JsonObject {
 
 impl JsonObject {
     fn new() -> Self {
-        JsonObject {
-            text: String::from("{"),
-        }
+        JsonObject::with_capacity(256)
+    }
+
+    fn with_capacity(len_bytes: usize) -> Self {
+        let mut text = String::with_capacity(len_bytes);
+        text.push('{');
+        JsonObject { text }
     }
 
     fn key(&mut self, key: &str) {
