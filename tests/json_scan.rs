@@ -42,6 +42,9 @@ fn string_piece() -> impl Strategy<Value = String> {
     prop_oneof![
         4 => "[a-z ]{0,12}",
         1 => "[a-zA-Z0-9 .,:;{}\\[\\]]{8,40}",
+        1 => "[a-z ]{40,90}",
+        // Runs that put the next piece at a 64-byte block boundary of the scanner.
+        2 => (60usize..68).prop_map(|len| "x".repeat(len)),
         1 => one_of("é 日本語 🚀 Ωmega \u{7f} \u{2028}"),
         2 => one_of(r#"\" \\ \/ \b \f \n \r \t \u00e9 \u00E9 \u0041 \u0000 \uD83D\uDE80 \ud83d\ude80"#),
         // Surrogates as serde_json skips them (unpaired: accepted) and decodes them (refused).
@@ -52,9 +55,22 @@ fn string_piece() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A string, often longer than the 64-byte blocks the scanner reads long strings in, at times
+/// with an escape across the boundary of its first block.
 fn string_text() -> impl Strategy<Value = String> {
-    prop::collection::vec(string_piece(), 0..6)
-        .prop_map(|pieces| format!("\"{}\"", pieces.concat()))
+    let pieces = prop::collection::vec(string_piece(), 0..12).prop_map(|pieces| pieces.concat());
+    let across = (
+        61usize..66,
+        one_of(r#"\" \\ \n \q \u0041 \\\" \\\\ \ud800"#),
+        prop::collection::vec(string_piece(), 0..4),
+        prop::bool::ANY,
+    )
+        .prop_map(|(len, escape, rest, long)| {
+            // `long`: the next block is whole too; otherwise the string ends in the tail.
+            let filler = if long { "y".repeat(70) } else { String::new() };
+            format!("{}{escape}{}{filler}", "x".repeat(len), rest.concat())
+        });
+    prop_oneof![4 => pieces, 1 => across].prop_map(|body| format!("\"{body}\""))
 }
 
 fn number() -> impl Strategy<Value = String> {
