@@ -38,11 +38,11 @@ fn oversized_record_is_an_index_error() {
                 (key.value(), value.value().to_vec())
             })
             .collect();
-        // A page is a u32 count, then fixed parts; len_bytes is at offset 8 of each.
+        // A page is a u32 count, then fixed parts; len_bytes is at offset 6 of each.
         for (first_seq, mut bytes) in all {
             let count = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes")) as usize;
             for slot in 0..count {
-                let at = 4 + slot * RECORD_FIXED_LEN + 8;
+                let at = 4 + slot * RECORD_FIXED_LEN + 6;
                 bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
             }
             records

@@ -10,9 +10,9 @@ pub const SEQ_NONE: u64 = u64::MAX;
 pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
 /// Bytes of the fixed-width part of a [`Record`] in a page (its id is in the page's id heap).
-pub const RECORD_FIXED_LEN: usize = 84;
+pub const RECORD_FIXED_LEN: usize = 72;
 /// Where the fixed part holds `id_end`.
-const ID_END_AT: usize = 80;
+const ID_END_AT: usize = 68;
 /// "No message span" in the offset field.
 const SPAN_NONE: u32 = u32::MAX;
 pub const SNAPSHOT_LEN: usize = 128;
@@ -62,11 +62,11 @@ impl Record {
     /// the id ends in its page's id heap.
     fn encode_fixed(&self, id_end: u32, out: &mut Vec<u8>) {
         let start = out.len();
-        out.extend_from_slice(&self.offset_bytes.to_le_bytes());
+        push_u48(out, self.offset_bytes);
         out.extend_from_slice(&self.len_bytes.to_le_bytes());
         out.extend_from_slice(&self.crc32.to_le_bytes());
-        out.extend_from_slice(&self.parent_seq.to_le_bytes());
-        out.extend_from_slice(&self.jump_seq.to_le_bytes());
+        push_u48(out, self.parent_seq);
+        push_u48(out, self.jump_seq);
         out.extend_from_slice(&self.depth.to_le_bytes());
         out.push(self.kind.map_or(0, |kind| kind as u8));
         out.push(
@@ -75,14 +75,37 @@ impl Record {
         out.push(self.opaque_code);
         out.push(0);
         out.extend_from_slice(&self.timestamp_ms.to_le_bytes());
-        out.extend_from_slice(&self.compaction_seq.to_le_bytes());
-        out.extend_from_slice(&self.model_seq.to_le_bytes());
-        out.extend_from_slice(&self.thinking_seq.to_le_bytes());
+        push_u48(out, self.compaction_seq);
+        push_u48(out, self.model_seq);
+        push_u48(out, self.thinking_seq);
         let (span_offset, span_len) = self.message_span.unwrap_or((SPAN_NONE, 0));
         out.extend_from_slice(&span_offset.to_le_bytes());
         out.extend_from_slice(&span_len.to_le_bytes());
         out.extend_from_slice(&id_end.to_le_bytes());
         debug_assert_eq!(out.len() - start, RECORD_FIXED_LEN);
+    }
+}
+
+/// Sequence numbers and offsets are stored in 48 bits: 256 TiB of log, 2^48 - 1 lines.
+pub const U48_LIMIT: u64 = (1 << 48) - 1;
+
+/// Appends the low 48 bits of `value`; [`SEQ_NONE`] is stored as all ones. Indexing refuses
+/// logs whose offsets or line counts reach [`U48_LIMIT`], so nothing else is cut.
+fn push_u48(out: &mut Vec<u8>, value: u64) {
+    debug_assert!(
+        value == SEQ_NONE || value < U48_LIMIT,
+        "{value} fits in 48 bits"
+    );
+    let stored = if value == SEQ_NONE { U48_LIMIT } else { value };
+    out.extend_from_slice(&stored.to_le_bytes()[..6]);
+}
+
+fn u48_from(bytes: [u8; 6]) -> u64 {
+    let mut out = [0; 8];
+    out[..6].copy_from_slice(&bytes);
+    match u64::from_le_bytes(out) {
+        U48_LIMIT => SEQ_NONE,
+        value => value,
     }
 }
 
@@ -260,22 +283,22 @@ pub struct RecordRef<'a> {
 }
 
 impl<'a> RecordRef<'a> {
-    fn u64_at(&self, at: usize) -> u64 {
-        let mut out = [0; 8];
-        out.copy_from_slice(&self.fixed[at..at + 8]);
-        u64::from_le_bytes(out)
+    fn u48_at(&self, at: usize) -> u64 {
+        let mut out = [0; 6];
+        out.copy_from_slice(&self.fixed[at..at + 6]);
+        u48_from(out)
     }
 
     pub fn parent_seq(&self) -> u64 {
-        self.u64_at(16)
+        self.u48_at(14)
     }
 
     pub fn depth(&self) -> u32 {
         u32::from_le_bytes([
-            self.fixed[32],
-            self.fixed[33],
-            self.fixed[34],
-            self.fixed[35],
+            self.fixed[26],
+            self.fixed[27],
+            self.fixed[28],
+            self.fixed[29],
         ])
     }
 
@@ -288,20 +311,20 @@ impl<'a> RecordRef<'a> {
             bytes: self.fixed,
             at: 0,
         };
-        let offset_bytes = reader.u64();
+        let offset_bytes = reader.u48();
         let len_bytes = reader.u32();
         let crc32 = reader.u32();
-        let parent_seq = reader.u64();
-        let jump_seq = reader.u64();
+        let parent_seq = reader.u48();
+        let jump_seq = reader.u48();
         let depth = reader.u32();
         let kind_code = reader.u8();
         let flags = reader.u8();
         let opaque_code = reader.u8();
         let _reserved = reader.u8();
         let timestamp_ms = reader.i64();
-        let compaction_seq = reader.u64();
-        let model_seq = reader.u64();
-        let thinking_seq = reader.u64();
+        let compaction_seq = reader.u48();
+        let model_seq = reader.u48();
+        let thinking_seq = reader.u48();
         let span_offset = reader.u32();
         let span_len = reader.u32();
         let kind = match kind_code {
@@ -544,6 +567,9 @@ impl Reader<'_> {
     fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.take())
     }
+    fn u48(&mut self) -> u64 {
+        u48_from(self.take())
+    }
     fn i64(&mut self) -> i64 {
         i64::from_le_bytes(self.take())
     }
@@ -639,15 +665,17 @@ mod tests {
         assert_eq!(bytes.len(), 4 + 2 * RECORD_FIXED_LEN + 8 + 2);
         assert_eq!(&bytes[0..4], &2u32.to_le_bytes());
         let fixed = &bytes[4..4 + RECORD_FIXED_LEN];
-        assert_eq!(&fixed[0..8], &(1u64 << 40).to_le_bytes());
-        assert_eq!(&fixed[12..16], &0xdead_beefu32.to_le_bytes());
-        assert_eq!(fixed[36], EntryKind::Compaction as u8);
-        assert_eq!(fixed[37], 3);
-        assert_eq!(&fixed[72..76], &70u32.to_le_bytes());
-        assert_eq!(&fixed[76..80], &900u32.to_le_bytes());
-        assert_eq!(&fixed[80..84], &8u32.to_le_bytes());
+        assert_eq!(&fixed[0..6], &(1u64 << 40).to_le_bytes()[..6]);
+        assert_eq!(&fixed[10..14], &0xdead_beefu32.to_le_bytes());
+        assert_eq!(&fixed[14..20], &5u64.to_le_bytes()[..6]);
+        assert_eq!(fixed[30], EntryKind::Compaction as u8);
+        assert_eq!(fixed[31], 3);
+        assert_eq!(&fixed[42..48], &[0xff; 6]);
+        assert_eq!(&fixed[60..64], &70u32.to_le_bytes());
+        assert_eq!(&fixed[64..68], &900u32.to_le_bytes());
+        assert_eq!(&fixed[68..72], &8u32.to_le_bytes());
         assert_eq!(
-            &bytes[4 + RECORD_FIXED_LEN + 80..][..4],
+            &bytes[4 + RECORD_FIXED_LEN + 68..][..4],
             &10u32.to_le_bytes()
         );
         assert_eq!(&bytes[4 + 2 * RECORD_FIXED_LEN..], b"ab12cd34xy");
@@ -661,14 +689,14 @@ mod tests {
             assert!(PageView::new(&bytes[..len]).is_err(), "truncated to {len}");
         }
         let mut bad_kind = bytes.clone();
-        bad_kind[4 + 36] = 200;
+        bad_kind[4 + 30] = 200;
         let page = PageView::new(&bad_kind).expect("the layout is intact");
         assert!(page.decode_all().is_err());
         let mut bad_count = bytes.clone();
         bad_count[0..4].copy_from_slice(&65u32.to_le_bytes());
         assert!(PageView::new(&bad_count).is_err());
         let mut bad_heap = bytes.clone();
-        bad_heap[4 + 80..4 + 84].copy_from_slice(&u32::MAX.to_le_bytes());
+        bad_heap[4 + 68..4 + 72].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(PageView::new(&bad_heap).is_err());
         let mut bad_utf8 = bytes;
         let last = bad_utf8.len() - 1;
