@@ -14,11 +14,12 @@
 //! - numbers: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, of any magnitude;
 //! - literals `true`, `false`, `null`; no trailing commas; any depth.
 //!
-//! The time goes into strings. A short one is found whole in its first eight bytes (SWAR: one
-//! `u64` is searched for `"`, `\` or a byte below 0x20 at once). A longer one is read 64 bytes
-//! a step with 16-byte vectors (`wide`, safe SSE2 on x86_64, plain code elsewhere) into bit
-//! masks, and its escapes resolved with bit arithmetic, so that the cost does not grow with the
-//! number of escapes: a transcript's text has a `\n` every few dozen bytes.
+//! The time goes into strings, searched for `"`, `\` and bytes below 0x20 many bytes at once
+//! with 16-byte vectors (`wide`: safe SSE2 on x86_64, plain code elsewhere). A short string is
+//! found whole in one vector. A longer one is read 64 bytes a step into bit masks, and its
+//! escapes resolved with bit arithmetic, so that the cost does not grow with the number of
+//! escapes: a transcript's text has a `\n` every few dozen bytes. The last bytes of a text,
+//! fewer than a vector, are read eight at a time (SWAR: one `u64` searched at once).
 
 /// The text is not JSON as serde_json reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -290,6 +291,7 @@ fn skip_value(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
 }
 
 /// From the `"` of a key at `at` to the start of its value (after the `:` and whitespace).
+#[inline(always)]
 fn skip_key(bytes: &[u8], at: usize) -> Result<usize, Invalid> {
     if bytes.get(at) != Some(&b'"') {
         return Err(Invalid);
@@ -318,10 +320,16 @@ fn special_bytes(word: u64) -> u64 {
 /// The index just after the closing quote of the string whose content starts at `at`.
 #[inline(always)]
 fn skip_string(bytes: &[u8], at: usize) -> Result<usize, Invalid> {
-    // Most strings are keys and short values that end within a word: no call for them.
-    if let Some(word) = bytes.get(at..).and_then(|rest| rest.first_chunk::<8>()) {
-        let special = special_bytes(u64::from_le_bytes(*word));
-        let end = at + special.trailing_zeros() as usize / 8;
+    // Most strings are keys and short values that end within 16 bytes: no call for them.
+    if let Some(chunk) = bytes.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
+        use wide::u8x16;
+        let chunk = u8x16::new(*chunk);
+        let below_space = u8x16::splat(0x1f);
+        let special = chunk.cmp_eq(u8x16::splat(b'"'))
+            | chunk.cmp_eq(u8x16::splat(b'\\'))
+            | chunk.max(below_space).cmp_eq(below_space);
+        let special = special.move_mask() as u32;
+        let end = at + special.trailing_zeros() as usize;
         if special != 0 && bytes.get(end) == Some(&b'"') {
             return Ok(end + 1);
         }
@@ -329,7 +337,7 @@ fn skip_string(bytes: &[u8], at: usize) -> Result<usize, Invalid> {
     skip_long_string(bytes, at)
 }
 
-/// [`skip_string`] for strings that do not end within their first word: 64 bytes a step
+/// [`skip_string`] for strings that do not end within their first 16 bytes: 64 bytes a step
 /// while 64 remain, then word by word.
 ///
 /// A block is read whole, its escapes resolved with bit arithmetic (no branch per escape), so
