@@ -3,6 +3,8 @@
 //! the compaction's first kept entry instead of the root.
 
 use std::borrow::Cow;
+use std::ops::Range;
+use std::sync::Arc;
 
 use crate::error::Result;
 use crate::format::json_scan;
@@ -26,12 +28,50 @@ pub struct Context {
 /// A JSON value as text. Values copied from the log are byte for byte what the log holds
 /// (the line parsed as JSON when it was indexed, and its crc32 still matches); values built
 /// here are assembled from such values and JSON strings.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonText(String);
+#[derive(Clone)]
+pub struct JsonText(Text);
+
+#[derive(Clone)]
+enum Text {
+    Owned(String),
+    /// A range of lines read for a context, shared by the values cut out of them.
+    Shared(Arc<String>, Range<usize>),
+}
 
 impl JsonText {
     pub fn get(&self) -> &str {
-        &self.0
+        match &self.0 {
+            Text::Owned(text) => text,
+            Text::Shared(text, range) => &text[range.clone()],
+        }
+    }
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &JsonText) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for JsonText {}
+
+impl std::fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("JsonText").field(&self.get()).finish()
+    }
+}
+
+/// Lines read for a context, in one buffer (see `Session::read_lines`).
+#[derive(Default)]
+pub(crate) struct LineTexts {
+    pub text: Arc<String>,
+    /// Where each line is in `text`; every range lies on character boundaries.
+    pub ranges: Vec<Range<usize>>,
+}
+
+impl LineTexts {
+    fn line(&self, index: usize) -> &str {
+        &self.text[self.ranges[index].clone()]
     }
 }
 
@@ -55,7 +95,7 @@ impl Context {
 }
 
 fn raw(json: String) -> JsonText {
-    JsonText(json)
+    JsonText(Text::Owned(json))
 }
 
 pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
@@ -154,8 +194,8 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
         .map(|(_, record)| record)
         .collect();
     let lines = session.read_lines(&contributing)?;
-    for (record, line) in contributing.iter().zip(&lines) {
-        if let Some(message) = message_of(record, line, legacy) {
+    for (index, record) in contributing.iter().enumerate() {
+        if let Some(message) = message_of(record, &lines, index, legacy) {
             messages.push(message);
         }
     }
@@ -182,11 +222,19 @@ fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>
 }
 
 /// What an entry contributes to the context, if anything.
-fn message_of(record: &Record, line: &str, legacy: bool) -> Option<JsonText> {
+fn message_of(record: &Record, lines: &LineTexts, index: usize, legacy: bool) -> Option<JsonText> {
+    let line = lines.line(index);
     match record.kind {
         Some(EntryKind::Message) => {
             // pi pushes `entry.message` even when it is missing: JSON.stringify writes null.
             let message = indexed_message(record, line)
+                .map(|range| {
+                    let start = lines.ranges[index].start;
+                    JsonText(Text::Shared(
+                        lines.text.clone(),
+                        start + range.start..start + range.end,
+                    ))
+                })
                 .or_else(|| field(line, "message"))
                 .unwrap_or_else(|| raw("null".into()));
             if legacy {
@@ -253,7 +301,7 @@ fn migrate_hook_message(message: JsonText) -> JsonText {
         Some(role) if role == "hookMessage" => *role = serde_json::Value::String("custom".into()),
         _ => return message,
     }
-    serde_json::to_string(&value).map_or(message, JsonText)
+    serde_json::to_string(&value).map_or(message, raw)
 }
 
 fn read(session: &Session, record: &Record) -> Result<String> {
@@ -265,13 +313,13 @@ fn read(session: &Session, record: &Record) -> Result<String> {
 /// line's crc32 matched, so it is the line that was indexed. The span is checked to start
 /// right after pi's `"message":` key and to look like an object, so a damaged index falls
 /// back to the scan rather than cutting the line anywhere.
-fn indexed_message(record: &Record, line: &str) -> Option<JsonText> {
+fn indexed_message(record: &Record, line: &str) -> Option<Range<usize>> {
     let (offset, len) = record.message_span?;
     let (offset, len) = (offset as usize, len as usize);
-    let message = line.get(offset..offset.checked_add(len)?)?;
+    let range = offset..offset.checked_add(len)?;
+    let message = line.get(range.clone())?;
     let key = line.get(offset.checked_sub(10)?..offset)?;
-    (key == "\"message\":" && message.starts_with('{') && message.ends_with('}'))
-        .then(|| JsonText(message.to_owned()))
+    (key == "\"message\":" && message.starts_with('{') && message.ends_with('}')).then_some(range)
 }
 
 fn field(line: &str, name: &str) -> Option<JsonText> {
@@ -279,7 +327,7 @@ fn field(line: &str, name: &str) -> Option<JsonText> {
     // payloads full of escapes; a line that fails it (it passed at indexing and its crc32
     // matched) has no field.
     let scan = json_scan::scan(line, &[name]).ok()?;
-    scan.fields[0].map(|text| JsonText(text.to_owned()))
+    scan.fields[0].map(|text| raw(text.to_owned()))
 }
 
 /// `,"key":value` when the value exists (JSON.stringify drops undefined values).
@@ -335,10 +383,8 @@ mod tests {
             id: "a".into(),
         };
         let scanned = field(line, "message").expect("the line has a message");
-        assert_eq!(
-            indexed_message(&record(Some((start, len))), line),
-            Some(scanned)
-        );
+        let range = indexed_message(&record(Some((start, len))), line).expect("a valid span");
+        assert_eq!(&line[range], scanned.get());
         for bad in [
             Some((start + 1, len - 1)),
             Some((start, len - 3)),
