@@ -961,6 +961,8 @@ impl Session {
             .storage
             .identity()
             .map_err(|e| Error::io(self.storage.path(), "stat", e))?;
+        // This relies on O_APPEND writes being atomic with respect to other appenders, as on
+        // local POSIX filesystems (not NFS): the log's length then proves where ours landed.
         if log_len == self.store.indexed_len_bytes
             && identity.len_bytes == log_len + bytes.len() as u64
         {
@@ -1148,8 +1150,14 @@ impl Session {
                 self.check_crc(record, &bytes[range.clone()])?;
                 ranges.push(range);
             }
-            // Valid UTF-8 throughout (the common case): the buffer itself is the text.
-            if let Ok(text) = String::from_utf8(bytes) {
+            // Valid UTF-8 throughout (the common case): the buffer itself is the text. A
+            // range that cuts a character (only a damaged index names one) is read line by
+            // line below, where the cut is decoded as U+FFFD instead of panicking on a slice.
+            if let Ok(text) = String::from_utf8(bytes)
+                && ranges.iter().all(|range| {
+                    text.is_char_boundary(range.start) && text.is_char_boundary(range.end)
+                })
+            {
                 return Ok(LineTexts {
                     text: std::sync::Arc::new(text),
                     ranges,

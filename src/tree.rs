@@ -40,7 +40,7 @@ impl PathIds {
 
     /// The id at `index`, counted from the root (0 is the root).
     pub fn get(&self, index: usize) -> Option<&str> {
-        let walked = self.ends.len().checked_sub(index + 1)?;
+        let walked = self.ends.len().checked_sub(1)?.checked_sub(index)?;
         let start = if walked == 0 {
             0
         } else {
@@ -180,5 +180,25 @@ impl Walk {
         kids.reverse();
         self.stack.extend(kids);
         Ok(Some((seq, record)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Indexes count from the root; any index past the end, however large, is `None`.
+    #[test]
+    fn path_ids_indexing() {
+        let mut ids = PathIds::with_capacity(2);
+        ids.push_toward_root("leaf");
+        ids.push_toward_root("root");
+        assert_eq!(ids.iter().collect::<Vec<_>>(), ["root", "leaf"]);
+        assert_eq!(
+            (ids.get(0), ids.get(1), ids.get(2)),
+            (Some("root"), Some("leaf"), None)
+        );
+        assert_eq!(ids.get(usize::MAX), None);
+        assert_eq!(PathIds::default().get(0), None);
     }
 }

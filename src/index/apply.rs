@@ -201,7 +201,11 @@ impl Store {
                 // Myers' skew-binary jump pointers: O(log depth) ancestor queries.
                 let jump = self.links(parent_record.jump_seq)?;
                 let jump_jump = self.links(jump.jump_seq)?;
-                if parent_record.depth - jump.depth == jump.depth - jump_jump.depth {
+                // Wrapping: depths read from a damaged sidecar must not panic here; such an
+                // index gives wrong jumps at worst, which the walks refuse.
+                if parent_record.depth.wrapping_sub(jump.depth)
+                    == jump.depth.wrapping_sub(jump_jump.depth)
+                {
                     jump.jump_seq
                 } else {
                     parent_seq
@@ -214,7 +218,9 @@ impl Store {
             crc32,
             parent_seq,
             jump_seq,
-            depth: parent.as_ref().map_or(0, |parent| parent.depth + 1),
+            depth: parent
+                .as_ref()
+                .map_or(0, |parent| parent.depth.saturating_add(1)),
             kind: Some(entry.kind),
             assistant: is_assistant,
             side: entry.side,

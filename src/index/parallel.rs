@@ -116,14 +116,22 @@ fn read_chunk(
     tuning: Tuning,
 ) -> Result<Option<Chunk>> {
     let mut want = tuning.chunk_len;
+    // Lines of a chunk are classified whole: no chunk may hold a line the plain scan would
+    // refuse to parse (LINE_LEN_MAX); longer ones are left to it.
+    let chunk_len_max = tuning.chunk_len_max.min(crate::limits::LINE_LEN_MAX);
     loop {
         let len = (end_bytes.saturating_sub(offset_bytes)).min(want as u64) as usize;
         if len == 0 {
             return Ok(None);
         }
         let mut bytes = vec![0; len];
-        crate::storage::read_exact_at(storage, offset_bytes, &mut bytes)
-            .map_err(|error| Error::io(storage.path(), "read", error))?;
+        match crate::storage::read_exact_at(storage, offset_bytes, &mut bytes) {
+            Ok(()) => {}
+            // The log shrank since its length was read: stop here, as the plain scan does at
+            // the end of the file (the next open sees the change).
+            Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(error) => return Err(Error::io(storage.path(), "read", error)),
+        }
         if let Some(last_newline) = memchr::memrchr(b'\n', &bytes) {
             bytes.truncate(last_newline + 1);
             return Ok(Some(Chunk {
@@ -131,11 +139,11 @@ fn read_chunk(
                 bytes,
             }));
         }
-        if len < want || want >= tuning.chunk_len_max {
+        if len < want || want >= chunk_len_max {
             // The log ends inside this line, or the line is too long to read whole here.
             return Ok(None);
         }
-        want = (want * CHUNK_GROWTH).min(tuning.chunk_len_max);
+        want = (want * CHUNK_GROWTH).min(chunk_len_max);
     }
 }
 

@@ -1172,7 +1172,15 @@ impl Store {
                 .map_err(|e| self.read_error(e))?
             {
                 let (key, _) = item.map_err(|e| self.read_error(e))?;
-                kids.push(key.value().1);
+                let child = key.value().1;
+                // The next-line child is never stored (format-spec/index.md): listed, it would
+                // be walked twice. Only a damaged index lists it.
+                if parent_seq != SEQ_NONE && child == parent_seq.saturating_add(1) {
+                    return Err(self.read_error(format!(
+                        "the children table lists record {child}, the next line after its parent"
+                    )));
+                }
+                kids.push(child);
             }
         }
         if let Some(more) = self.overlay.children.get(&parent_seq) {
