@@ -351,3 +351,34 @@ fn treelog_and_unlocked_writers_interleave_whole_lines() {
     assert_eq!(in_log, returned);
     assert_eq!(answers(&common::open(&path)).unwrap(), replay(&path));
 }
+
+/// Bug: once another handle (a reader catching up, as `treelog info` does) had flushed part
+/// of a writer's pending lines, the writer's flushes were all skipped for the rest of its
+/// life: its in-memory overlay grew without bound and the next opener had to catch up
+/// everything it appended. Now the writer writes what the index lacks after what it holds.
+#[test]
+fn writer_flushes_after_a_reader_flushed_part_of_its_lines() {
+    let (_dir, path, _first) = new_log();
+    let mut writer = Session::open(&path, SessionOptions::default()).unwrap();
+    for n in 0..300 {
+        writer.append_message(&message(&format!("a{n}"))).unwrap();
+    }
+    // A reader catches up 300 lines (at least the 256 that make a reader write them).
+    let reader = Session::open(&path, SessionOptions::default()).unwrap();
+    assert!(
+        matches!(reader.index_state(), treelog::IndexState::CaughtUp { .. }),
+        "{:?}",
+        reader.index_state()
+    );
+    drop(reader);
+    for n in 0..50 {
+        writer.append_message(&message(&format!("b{n}"))).unwrap();
+    }
+    writer.sync().unwrap();
+    let expected = answers(&writer).unwrap();
+    drop(writer);
+    let again = Session::open(&path, SessionOptions::default()).unwrap();
+    assert_eq!(again.index_state(), &treelog::IndexState::Fresh);
+    assert_eq!(answers(&again).unwrap(), expected);
+    assert_eq!(answers(&again).unwrap(), replay(&path));
+}

@@ -793,11 +793,27 @@ impl Store {
             let value = meta.get(META_SNAPSHOT).map_err(|e| index_error(path, e))?;
             value.map(|value| Snapshot::decode(value.value()))
         };
-        if on_disk != Some(Ok(self.committed.clone())) {
-            txn.abort().map_err(|e| index_error(path, e))?;
-            self.tables = tables;
-            return Ok(());
-        }
+        // Where this flush starts writing records: after what the index already holds.
+        let write_from = match on_disk {
+            Some(Ok(disk)) if disk == self.committed => self.overlay.base_seq,
+            // Another handle (a reader that caught up, say) indexed part of what this overlay
+            // holds. The index of a log prefix does not depend on who built it, so the rest
+            // is written after it; without this, a long-lived writer would never flush again.
+            Some(Ok(disk))
+                if disk.first_line_hash == self.first_line_hash
+                    && disk.next_seq >= self.overlay.base_seq
+                    && disk.next_seq <= self.next_seq
+                    && disk.indexed_len_bytes >= self.overlay.base_len_bytes
+                    && disk.indexed_len_bytes <= self.indexed_len_bytes =>
+            {
+                disk.next_seq
+            }
+            _ => {
+                txn.abort().map_err(|e| index_error(path, e))?;
+                self.tables = tables;
+                return Ok(());
+            }
+        };
         drop(tables);
         let snapshot = Snapshot {
             indexed_len_bytes: self.indexed_len_bytes,
@@ -814,7 +830,7 @@ impl Store {
         {
             let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
             // The last stored page is extended while it has room (format-spec/index.md).
-            let base_seq = self.overlay.base_seq;
+            let base_seq = write_from;
             let mut page = PageBuilder::default();
             let mut page_first = base_seq;
             let last = records
@@ -841,7 +857,8 @@ impl Store {
                     ));
                 }
             }
-            for record in &self.overlay.records {
+            let skipped = (write_from - self.overlay.base_seq) as usize;
+            for record in &self.overlay.records[skipped..] {
                 if !page.fits(record) {
                     let count = page.len() as u64;
                     records
@@ -862,6 +879,7 @@ impl Store {
                 .overlay
                 .ids
                 .iter()
+                .filter(|(_, seq)| **seq >= write_from)
                 .map(|(id, seq)| (id.as_str(), *seq))
                 .collect();
             sorted_ids.sort_unstable();
@@ -874,6 +892,7 @@ impl Store {
                 .children
                 .iter()
                 .flat_map(|(parent, kids)| kids.iter().map(move |kid| (*parent, *kid)))
+                .filter(|(_, kid)| *kid >= write_from)
                 .collect();
             pairs.sort_unstable();
             for pair in pairs {
