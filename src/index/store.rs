@@ -83,6 +83,8 @@ pub enum IndexState {
 struct ReadTables {
     records: ReadOnlyTable<u64, &'static [u8]>,
     ids: ReadOnlyTable<&'static str, u64>,
+    /// While rebuilding: the id runs written so far, oldest first (see `Store::id_runs`).
+    id_runs: Vec<ReadOnlyTable<&'static str, u64>>,
     children: ReadOnlyTable<(u64, u64), ()>,
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
 }
@@ -131,6 +133,26 @@ pub(crate) struct Store {
     write_failure: Option<String>,
     /// When a catch-up runs on two threads.
     pub(crate) parallel: Tuning,
+    /// While rebuilding, each flush writes its ids, sorted, into a table of its own (an id
+    /// run) instead of inserting them among all the ids so far: inserts into a B-tree of
+    /// millions of random keys were half the rebuild's time. Lookups read the runs newest
+    /// first; the rebuild ends by merging them into `ids` in key order.
+    id_runs: u32,
+}
+
+/// A rebuild inserts ids directly while the id table is small (cheap, and a merge would cost
+/// more than it saves), and writes runs from this many lines on.
+fn id_runs_from_seq() -> u64 {
+    #[cfg(test)]
+    if tests::rebuild_flush_entries_max().is_some() {
+        return 0;
+    }
+    1 << 21
+}
+
+/// Name of the `index`th id run of a rebuild (format-spec/index.md).
+fn id_run_name(index: u32) -> String {
+    format!("ids-run-{index}")
 }
 
 /// The numeric tree fields of a record: what indexing needs of an earlier line.
@@ -234,6 +256,7 @@ impl Store {
             identity_outdated: false,
             write_failure: None,
             parallel: Tuning::default(),
+            id_runs: 0,
         }
     }
 
@@ -347,8 +370,10 @@ impl Store {
             self.build_mode = true;
             guarded(&temp_path, || self.reset())?;
             self.catch_up(storage)?;
-            self.build_mode = false;
+            // The last overlay becomes the last id run; the merge is the durable commit.
             self.flush(storage)?;
+            guarded(&temp_path, || self.merge_id_runs(&temp_path))?;
+            self.build_mode = false;
             // Pages of the non-durable commits could not be freed until the durable one:
             // compacting gives them back (the sidecar shrinks about threefold).
             self.tables = None;
@@ -638,8 +663,74 @@ impl Store {
                 .open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?,
             labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
+            id_runs: (0..self.id_runs)
+                .map(|index| {
+                    txn.open_table(TableDefinition::new(&id_run_name(index)))
+                        .map_err(|e| index_error(&path, e))
+                })
+                .collect::<Result<_>>()?,
         });
         Ok(())
+    }
+
+    /// Ends a rebuild: merges the id runs into `ids` in key order (the newest run wins a key,
+    /// as the latest line with an id does) and drops them, in one durable transaction.
+    fn merge_id_runs(&mut self, path: &Path) -> Result<()> {
+        use std::cmp::Reverse;
+        self.tables = None;
+        let db = writer(&self.db, path)?;
+        let txn = db.begin_write().map_err(|e| index_error(path, e))?;
+        let names: Vec<String> = (0..self.id_runs).map(id_run_name).collect();
+        {
+            let runs = names
+                .iter()
+                .map(|name| {
+                    txn.open_table(TableDefinition::<&str, u64>::new(name))
+                        .map_err(|e| index_error(path, e))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut cursors = runs
+                .iter()
+                .map(|run| run.iter().map_err(|e| index_error(path, e)))
+                .collect::<Result<Vec<_>>>()?;
+            // Smallest key first; for equal keys the newest run (largest index) first.
+            let mut heap = std::collections::BinaryHeap::new();
+            let advance = |run: usize,
+                           cursors: &mut Vec<redb::Range<'_, &'static str, u64>>,
+                           heap: &mut std::collections::BinaryHeap<_>|
+             -> Result<()> {
+                if let Some(item) = cursors[run].next() {
+                    let (key, value) = item.map_err(|e| index_error(path, e))?;
+                    heap.push(Reverse((
+                        key.value().to_string(),
+                        Reverse(run),
+                        value.value(),
+                    )));
+                }
+                Ok(())
+            };
+            for run in 0..cursors.len() {
+                advance(run, &mut cursors, &mut heap)?;
+            }
+            let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
+            let mut last: Option<String> = None;
+            while let Some(Reverse((key, Reverse(run), seq))) = heap.pop() {
+                advance(run, &mut cursors, &mut heap)?;
+                if last.as_deref() == Some(key.as_str()) {
+                    continue;
+                }
+                ids.insert(key.as_str(), seq)
+                    .map_err(|e| index_error(path, e))?;
+                last = Some(key);
+            }
+        }
+        for name in &names {
+            txn.delete_table(TableDefinition::<&str, u64>::new(name))
+                .map_err(|e| index_error(path, e))?;
+        }
+        txn.commit().map_err(|e| index_error(path, e))?;
+        self.id_runs = 0;
+        self.refresh_tables()
     }
 
     /// Indexes every complete line after the indexed prefix, flushing as the overlay grows.
@@ -728,6 +819,10 @@ impl Store {
         // A rebuild writes far larger batches: every commit copies each B-tree page it touches,
         // and the random keys of the id table touch most of them.
         let (entries_max, bytes_max) = if self.build_mode {
+            #[cfg(test)]
+            if let Some(entries_max) = tests::rebuild_flush_entries_max() {
+                return self.overlay.records.len() >= entries_max;
+            }
             (REBUILD_FLUSH_ENTRIES_MAX, REBUILD_FLUSH_BYTES_MAX)
         } else {
             (FLUSH_ENTRIES_MAX, FLUSH_BYTES_MAX)
@@ -815,6 +910,7 @@ impl Store {
             }
         };
         drop(tables);
+        let write_run = self.build_mode && write_from >= id_runs_from_seq();
         let snapshot = Snapshot {
             indexed_len_bytes: self.indexed_len_bytes,
             next_seq: self.next_seq,
@@ -873,8 +969,16 @@ impl Store {
                     .insert(page_first, page.finish().as_slice())
                     .map_err(|e| index_error(path, e))?;
             }
-            let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-            // Sorted keys keep B-tree inserts local.
+            let run_name = id_run_name(self.id_runs);
+            let ids_table = if write_run {
+                TableDefinition::new(&run_name)
+            } else {
+                IDS
+            };
+            let mut ids = txn
+                .open_table(ids_table)
+                .map_err(|e| index_error(path, e))?;
+            // Sorted keys keep B-tree inserts local (and make a run an append).
             let mut sorted_ids: Vec<(&str, u64)> = self
                 .overlay
                 .ids
@@ -923,6 +1027,9 @@ impl Store {
                 .map_err(|e| index_error(path, e))?;
         }
         txn.commit().map_err(|e| index_error(path, e))?;
+        if write_run {
+            self.id_runs += 1;
+        }
         self.hasher.take_finished();
         self.committed = snapshot;
         self.identity_outdated = false;
@@ -1162,6 +1269,11 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
+        for run in tables.id_runs.iter().rev() {
+            if let Some(value) = run.get(id).map_err(|e| self.read_error(e))? {
+                return Ok(Some(value.value()));
+            }
+        }
         Ok(tables
             .ids
             .get(id)
@@ -1432,4 +1544,96 @@ fn open_database(path: &Path) -> Result<Database> {
         .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
         .create(path)
         .map_err(|e| index_error(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        static REBUILD_FLUSH_ENTRIES: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// A rebuild flush size set by the test on this thread, if any.
+    pub(super) fn rebuild_flush_entries_max() -> Option<usize> {
+        REBUILD_FLUSH_ENTRIES.with(Cell::get)
+    }
+
+    /// Everything the store answers about `log`, after a rebuild with the given flush size.
+    fn rebuilt(dir: &Path, name: &str, log: &[u8], flush_entries: Option<usize>) -> String {
+        let path = dir.join(name);
+        std::fs::write(&path, log).expect("write log");
+        REBUILD_FLUSH_ENTRIES.with(|cell| cell.set(flush_entries));
+        let storage = crate::storage::FileStorage::open(&path).expect("open log");
+        let sidecar = crate::index::sidecar_path(&path);
+        let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("rebuild");
+        REBUILD_FLUSH_ENTRIES.with(|cell| cell.set(None));
+        assert!(matches!(state, IndexState::Rebuilt { .. }), "{state:?}");
+        let mut out = format!("{:?} {}\n", store.state, store.next_seq);
+        for seq in 0..store.next_seq {
+            let record = store.existing_record(seq).expect("record");
+            let found = store.seq_of(&record.id).expect("id lookup");
+            let kids = store.children_of(seq).expect("children");
+            out.push_str(&format!("{seq} {record:?} {found:?} {kids:?}\n"));
+        }
+        out.push_str(&format!(
+            "{:?} {:?} {:?}\n",
+            store.seq_of("no-such-id"),
+            store.children_of(SEQ_NONE),
+            store.labels()
+        ));
+        out
+    }
+
+    /// A rebuild that writes its ids in many runs (a flush every 7 lines) and merges them
+    /// answers exactly as one that writes them in one go: duplicate ids (the latest line
+    /// wins), opaque records with ids (never shadowing an entry), labels, branches.
+    #[test]
+    fn id_runs_merge_to_the_same_index() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut log = include_bytes!("../../tests/data/pi-sample-200.jsonl").to_vec();
+        // About 6 MiB: a flush happens at most once per 1 MiB scan chunk, so this makes
+        // several runs, and ids repeat across them.
+        let padding = "x".repeat(1200);
+        for n in 0..5000 {
+            let id = format!("dup{}", n % 311);
+            let parent = if n % 9 == 0 {
+                "null".to_string()
+            } else {
+                format!("\"dup{}\"", (n + 5) % 311)
+            };
+            log.extend_from_slice(
+                format!(r#"{{"type":"message","id":"{id}","parentId":{parent},"message":{{"role":"user","content":"{padding}"}}}}"#)
+                    .as_bytes(),
+            );
+            log.push(b'\n');
+            if n % 11 == 0 {
+                log.extend_from_slice(
+                    format!(r#"{{"type":"weird","id":"dup{}"}}"#, n % 400).as_bytes(),
+                );
+                log.push(b'\n');
+                log.extend_from_slice(format!(r#"{{"type":"weird","id":"opaque{n}"}}"#).as_bytes());
+                log.push(b'\n');
+            }
+        }
+        let many_runs = rebuilt(dir.path(), "runs.jsonl", &log, Some(7));
+        let one_go = rebuilt(dir.path(), "one.jsonl", &log, None);
+        assert_eq!(many_runs, one_go);
+        // No run survives the merge.
+        let db = Database::builder()
+            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+            .open(crate::index::sidecar_path(&dir.path().join("runs.jsonl")))
+            .expect("open sidecar");
+        let txn = db.begin_read().expect("read");
+        let names: Vec<String> = txn
+            .list_tables()
+            .expect("tables")
+            .map(|table| redb::TableHandle::name(&table).to_string())
+            .collect();
+        assert!(
+            names.iter().all(|name| !name.starts_with("ids-run-")),
+            "{names:?}"
+        );
+    }
 }
