@@ -59,7 +59,8 @@ impl Store {
             "lines are applied in order, without gaps"
         );
         self.indexed_len_bytes = offset_bytes + len_bytes + 1;
-        let first_line = self.state.header_offset_bytes == SEQ_NONE && !self.state.header_recovered;
+        let settled_legacy_v1 = self.settled_legacy_v1();
+        let first_line = settled_legacy_v1.is_none();
         let Some(bytes) = bytes else {
             if first_line {
                 self.state.header_recovered = true;
@@ -72,9 +73,7 @@ impl Store {
             };
             return self.apply_opaque(offset_bytes, len_bytes, crc32, opaque);
         };
-        let legacy_v1 =
-            self.state.header_version < 2 && !self.state.header_recovered && !first_line;
-        let line = classify_bytes(bytes, legacy_v1, first_line);
+        let line = classify_bytes(bytes, settled_legacy_v1.unwrap_or(false), first_line);
         if first_line && line != Line::Blank {
             self.state.header_offset_bytes = offset_bytes;
             self.state.header_len_bytes = len_bytes;

@@ -197,13 +197,6 @@ pub(crate) enum Hop<'a> {
 }
 
 impl Hop<'_> {
-    fn parent_seq(&self) -> u64 {
-        match self {
-            Hop::Pending(record) => record.parent_seq,
-            Hop::Stored(record) => record.parent_seq(),
-        }
-    }
-
     fn depth(&self) -> u64 {
         u64::from(match self {
             Hop::Pending(record) => record.depth,
@@ -1221,7 +1214,7 @@ impl Store {
                 let record = page
                     .get((wanted - first) as usize)
                     .ok_or_else(|| missing(wanted))?;
-                let parent = Hop::Stored(record).parent_seq();
+                let parent = record.parent_seq();
                 visit(wanted, Hop::Stored(record))?;
                 match step(wanted, parent)? {
                     Some(next) => wanted = next,
