@@ -8,13 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use redb::ReadableTable;
 use serde_json::json;
 use treelog::{Error, IndexState, Session, SessionOptions, Verify, sidecar_path};
 
 mod common;
 
-use common::{Answers, answers, replay};
+use common::{Answers, CHILDREN, answers, patch_record, replay, tamper};
 
 fn open(path: &Path) -> Session {
     Session::open(path, SessionOptions::default()).unwrap()
@@ -492,35 +491,6 @@ fn bit_flips_in_pi_sample_sidecar() {
 #[test]
 fn bit_flips_in_generated_sidecar() {
     check_flips(generated(), 0x5851_f42d_4c95_7f2d, 6);
-}
-
-/// Writes into the sidecar of `path` behind treelog's back, as a damaged disk could.
-fn tamper(path: &Path, edit: impl FnOnce(&redb::WriteTransaction)) {
-    let db = redb::Database::builder()
-        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-        .create(sidecar_path(path))
-        .unwrap();
-    let txn = db.begin_write().unwrap();
-    edit(&txn);
-    txn.commit().unwrap();
-}
-
-const CHILDREN: redb::TableDefinition<(u64, u64), ()> = redb::TableDefinition::new("children");
-const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
-
-/// Overwrites the bytes at `field_offset` of the fixed part of record `seq`, in its page
-/// (format-spec/index.md: pages keyed by their first seq; a `u32` count, then fixed parts of
-/// `RECORD_FIXED_LEN` bytes).
-fn patch_record(txn: &redb::WriteTransaction, seq: u64, field_offset: usize, value: &[u8]) {
-    use treelog::format::record::RECORD_FIXED_LEN;
-    let mut records = txn.open_table(RECORDS).unwrap();
-    let (first, mut bytes) = {
-        let (key, value) = records.range(..=seq).unwrap().next_back().unwrap().unwrap();
-        (key.value(), value.value().to_vec())
-    };
-    let at = 4 + (seq - first) as usize * RECORD_FIXED_LEN + field_offset;
-    bytes[at..at + value.len()].copy_from_slice(value);
-    records.insert(first, bytes.as_slice()).unwrap();
 }
 
 /// Runs `work` on its own thread and fails if it does not finish in `seconds` (a stuck thread

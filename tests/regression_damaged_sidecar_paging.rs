@@ -2,42 +2,12 @@
 //! child, context lines in one shared buffer): a damaged or crafted sidecar must give an error
 //! or a correct answer, never a duplicated subtree or a panic.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use redb::ReadableTable;
-use treelog::format::record::RECORD_FIXED_LEN;
+use common::{CHILDREN, patch_record, tamper};
 use treelog::{Error, Session, SessionOptions, sidecar_path};
-
-const CHILDREN: redb::TableDefinition<(u64, u64), ()> = redb::TableDefinition::new("children");
-const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
-
-/// Writes into the sidecar of `path` behind treelog's back.
-fn tamper(path: &Path, edit: impl FnOnce(&redb::WriteTransaction)) {
-    let db = redb::Database::builder()
-        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-        .create(sidecar_path(path))
-        .expect("open sidecar");
-    let txn = db.begin_write().expect("write txn");
-    edit(&txn);
-    txn.commit().expect("commit");
-}
-
-/// Overwrites bytes of the fixed part of record `seq` in its page.
-fn patch_record(txn: &redb::WriteTransaction, seq: u64, field_offset: usize, value: &[u8]) {
-    let mut records = txn.open_table(RECORDS).expect("records");
-    let (first, mut bytes) = {
-        let (key, value) = records
-            .range(..=seq)
-            .expect("range")
-            .next_back()
-            .expect("a page")
-            .expect("readable");
-        (key.value(), value.value().to_vec())
-    };
-    let at = 4 + (seq - first) as usize * RECORD_FIXED_LEN + field_offset;
-    bytes[at..at + value.len()].copy_from_slice(value);
-    records.insert(first, bytes.as_slice()).expect("patch");
-}
 
 /// A log of three chained messages (the middle one's content given) with a built sidecar.
 fn three_messages(dir: &Path, middle: &str) -> (PathBuf, Vec<String>) {

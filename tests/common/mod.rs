@@ -102,3 +102,39 @@ pub fn scratch_dir() -> tempfile::TempDir {
         .or_else(|_| tempfile::tempdir())
         .unwrap()
 }
+
+/// Tables of the sidecar, for tests that damage it on purpose (format-spec/index.md).
+pub const CHILDREN: redb::TableDefinition<(u64, u64), ()> = redb::TableDefinition::new("children");
+pub const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
+
+/// Writes into the sidecar of `path` behind treelog's back, as a damaged disk could.
+pub fn tamper(path: &Path, edit: impl FnOnce(&redb::WriteTransaction)) {
+    let db = redb::Database::builder()
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .create(treelog::sidecar_path(path))
+        .expect("open sidecar");
+    let txn = db.begin_write().expect("write transaction");
+    edit(&txn);
+    txn.commit().expect("commit");
+}
+
+/// Overwrites the bytes at `field_offset` of the fixed part of record `seq`, in its page
+/// (format-spec/index.md: pages keyed by their first seq; a `u32` count, then fixed parts of
+/// `RECORD_FIXED_LEN` bytes).
+pub fn patch_record(txn: &redb::WriteTransaction, seq: u64, field_offset: usize, value: &[u8]) {
+    use redb::ReadableTable;
+    use treelog::format::record::RECORD_FIXED_LEN;
+    let mut records = txn.open_table(RECORDS).expect("records table");
+    let (first, mut bytes) = {
+        let (key, value) = records
+            .range(..=seq)
+            .expect("range")
+            .next_back()
+            .expect("a page holds the record")
+            .expect("readable page");
+        (key.value(), value.value().to_vec())
+    };
+    let at = 4 + (seq - first) as usize * RECORD_FIXED_LEN + field_offset;
+    bytes[at..at + value.len()].copy_from_slice(value);
+    records.insert(first, bytes.as_slice()).expect("patch");
+}
