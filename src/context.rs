@@ -70,6 +70,20 @@ pub(crate) struct LineTexts {
 }
 
 impl LineTexts {
+    /// The lines in one new buffer, in order.
+    pub fn joined<'a>(lines: impl Iterator<Item = Cow<'a, str>>) -> LineTexts {
+        let mut text = String::new();
+        let mut ranges = Vec::new();
+        for line in lines {
+            ranges.push(text.len()..text.len() + line.len());
+            text.push_str(&line);
+        }
+        LineTexts {
+            text: Arc::new(text),
+            ranges,
+        }
+    }
+
     fn line(&self, index: usize) -> &str {
         &self.text[self.ranges[index].clone()]
     }

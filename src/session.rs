@@ -1150,31 +1150,35 @@ impl Session {
                 self.check_crc(record, &bytes[range.clone()])?;
                 ranges.push(range);
             }
-            // Valid UTF-8 throughout (the common case): the buffer itself is the text. A
-            // range that cuts a character (only a damaged index names one) is read line by
-            // line below, where the cut is decoded as U+FFFD instead of panicking on a slice.
-            if let Ok(text) = String::from_utf8(bytes)
-                && ranges.iter().all(|range| {
-                    text.is_char_boundary(range.start) && text.is_char_boundary(range.end)
-                })
-            {
-                return Ok(LineTexts {
-                    text: std::sync::Arc::new(text),
-                    ranges,
-                });
-            }
+            // Valid UTF-8 throughout (the common case): the buffer itself is the text.
+            // Otherwise each line is decoded on its own, invalid bytes and a range that cuts
+            // a character (only a damaged index names one) becoming U+FFFD, from the bytes
+            // already read.
+            let bytes = match String::from_utf8(bytes) {
+                Ok(text)
+                    if ranges.iter().all(|range| {
+                        text.is_char_boundary(range.start) && text.is_char_boundary(range.end)
+                    }) =>
+                {
+                    return Ok(LineTexts {
+                        text: std::sync::Arc::new(text),
+                        ranges,
+                    });
+                }
+                Ok(text) => text.into_bytes(),
+                Err(error) => error.into_bytes(),
+            };
+            return Ok(LineTexts::joined(
+                ranges
+                    .into_iter()
+                    .map(|range| String::from_utf8_lossy(&bytes[range])),
+            ));
         }
-        let mut text = String::with_capacity(needed as usize);
-        let mut ranges = Vec::with_capacity(records.len());
-        for record in records {
-            let line = self.read_line(record)?;
-            ranges.push(text.len()..text.len() + line.len());
-            text.push_str(&line);
-        }
-        Ok(LineTexts {
-            text: std::sync::Arc::new(text),
-            ranges,
-        })
+        let lines = records
+            .iter()
+            .map(|record| self.read_line(record))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(LineTexts::joined(lines.into_iter().map(Cow::Owned)))
     }
 
     fn check_crc(&self, record: &Record, bytes: &[u8]) -> Result<()> {
