@@ -21,6 +21,16 @@ fn main() {
             .collect();
         let split_utf8 = rate(start);
         let start = Instant::now();
+        let simd_lines = split_lines(&bytes)
+            .filter(|line| treelog::format::utf8_str(line).is_some())
+            .count();
+        let split_simd_utf8 = rate(start);
+        assert_eq!(
+            simd_lines,
+            lines.len(),
+            "both validators accept the same lines"
+        );
+        let start = Instant::now();
         let mut entries = 0;
         for line in &lines {
             if let treelog::format::line::Line::Entry(_) =
@@ -39,7 +49,7 @@ fn main() {
         let hash = blake3::hash(&bytes);
         let hashed = rate(start);
         println!(
-            "{line_count} lines, {entries} entries: scan {scan:.0} MB/s, split+utf8 {split_utf8:.0} MB/s, \
+            "{line_count} lines, {entries} entries: scan {scan:.0} MB/s, split+utf8 {split_utf8:.0} MB/s (simdutf8 {split_simd_utf8:.0}), \
              classify {classify:.0} MB/s, serde IgnoredAny {ignored_any:.0} MB/s, blake3 {hashed:.0} MB/s ({})",
             &hash.to_hex()[..8]
         );

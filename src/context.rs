@@ -12,6 +12,7 @@ use crate::format::line::{EntryKind, json_text_str};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::write::push_json_string;
 use crate::index::Store;
+use crate::line_reads::LineTexts;
 use crate::session::{Session, timestamp_ms};
 use crate::tree::ancestor_at_depth;
 
@@ -58,34 +59,6 @@ impl Eq for JsonText {}
 impl std::fmt::Debug for JsonText {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("JsonText").field(&self.get()).finish()
-    }
-}
-
-/// Lines read for a context, in one buffer (see `Session::read_lines`).
-#[derive(Default)]
-pub(crate) struct LineTexts {
-    pub text: Arc<String>,
-    /// Where each line is in `text`; every range lies on character boundaries.
-    pub ranges: Vec<Range<usize>>,
-}
-
-impl LineTexts {
-    /// The lines in one new buffer, in order.
-    pub fn joined<'a>(lines: impl Iterator<Item = Cow<'a, str>>) -> LineTexts {
-        let mut text = String::new();
-        let mut ranges = Vec::new();
-        for line in lines {
-            ranges.push(text.len()..text.len() + line.len());
-            text.push_str(&line);
-        }
-        LineTexts {
-            text: Arc::new(text),
-            ranges,
-        }
-    }
-
-    fn line(&self, index: usize) -> &str {
-        &self.text[self.ranges[index].clone()]
     }
 }
 

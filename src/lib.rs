@@ -22,6 +22,7 @@ mod error;
 pub mod format;
 mod index;
 pub mod limits;
+mod line_reads;
 pub mod listing;
 pub mod repair;
 mod scan;

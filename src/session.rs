@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use crate::context::{self, Context, LineTexts};
+use crate::context::{self, Context};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, uuid_v7};
 use crate::format::line::{EntryKind, Line, classify, json_str};
@@ -27,6 +27,7 @@ use crate::format::record::{Record, SEQ_NONE};
 use crate::format::time::{format_iso_ms, parse_iso_ms};
 use crate::format::write::{NewEntry, encode_header, single_line_raw};
 use crate::index::{IndexState, Lag, Store, Verify, sidecar_path};
+use crate::line_reads::{self, LineTexts};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
 use crate::tree::{self, PathIds};
 
@@ -201,11 +202,6 @@ pub struct Stats {
     /// Bytes after the last complete line (a torn or in-progress write).
     pub torn_tail_bytes: u64,
 }
-
-/// Extra bytes a combined read of nearby lines may cover beyond twice what is needed.
-const SPAN_SLACK_BYTES: u64 = 64 * 1024;
-/// The largest combined read of nearby lines.
-const SPAN_READ_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// A conversation transcript: a log plus its index.
 pub struct Session {
@@ -1118,78 +1114,11 @@ impl Session {
         for record in records {
             self.check_line_bounds(record)?;
         }
-        let needed: u64 = records
-            .iter()
-            .map(|record| u64::from(record.len_bytes) + 1)
-            .sum();
-        let start = records.iter().map(|record| record.offset_bytes).min();
-        let end = records
-            .iter()
-            .map(|record| record.offset_bytes + u64::from(record.len_bytes))
-            .max();
-        let (Some(start), Some(end)) = (start, end) else {
-            return Ok(LineTexts::default());
-        };
-        let span = end - start;
-        if records.len() >= 2
-            && span <= 2 * needed + SPAN_SLACK_BYTES
-            && span <= SPAN_READ_MAX_BYTES
-        {
-            let mut bytes = vec![0; span as usize];
-            read_exact_at(self.storage.as_ref(), start, &mut bytes).map_err(|error| {
-                Error::LogChanged {
-                    path: self.log_path().to_path_buf(),
-                    offset_bytes: start,
-                    reason: format!("cannot read the indexed lines: {error}"),
-                }
-            })?;
-            let mut ranges = Vec::with_capacity(records.len());
-            for record in records {
-                let from = (record.offset_bytes - start) as usize;
-                let range = from..from + record.len_bytes as usize;
-                self.check_crc(record, &bytes[range.clone()])?;
-                ranges.push(range);
-            }
-            // Valid UTF-8 throughout (the common case): the buffer itself is the text.
-            // Otherwise each line is decoded on its own, invalid bytes and a range that cuts
-            // a character (only a damaged index names one) becoming U+FFFD, from the bytes
-            // already read.
-            let bytes = match String::from_utf8(bytes) {
-                Ok(text)
-                    if ranges.iter().all(|range| {
-                        text.is_char_boundary(range.start) && text.is_char_boundary(range.end)
-                    }) =>
-                {
-                    return Ok(LineTexts {
-                        text: std::sync::Arc::new(text),
-                        ranges,
-                    });
-                }
-                Ok(text) => text.into_bytes(),
-                Err(error) => error.into_bytes(),
-            };
-            return Ok(LineTexts::joined(
-                ranges
-                    .into_iter()
-                    .map(|range| String::from_utf8_lossy(&bytes[range])),
-            ));
-        }
-        let lines = records
-            .iter()
-            .map(|record| self.read_line(record))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(LineTexts::joined(lines.into_iter().map(Cow::Owned)))
+        line_reads::read_lines(self.storage.as_ref(), self.log_path(), records)
     }
 
     fn check_crc(&self, record: &Record, bytes: &[u8]) -> Result<()> {
-        if crc32fast::hash(bytes) != record.crc32 {
-            return Err(Error::LogChanged {
-                path: self.log_path().to_path_buf(),
-                offset_bytes: record.offset_bytes,
-                reason: "the line's crc32 differs from the indexed one".into(),
-            });
-        }
-        Ok(())
+        line_reads::check_crc(self.log_path(), record, bytes)
     }
 
     /// The line of `record`, checked against its crc32 before it is trusted.
@@ -1229,9 +1158,9 @@ impl Session {
     /// `bytes`, read at `record`'s offset, as text once its crc32 matches the index.
     fn checked_line(&self, record: &Record, bytes: Vec<u8>) -> Result<String> {
         self.check_crc(record, &bytes)?;
-        Ok(match String::from_utf8(bytes) {
+        Ok(match crate::format::utf8_string(bytes) {
             Ok(text) => text,
-            Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+            Err(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         })
     }
 

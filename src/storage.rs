@@ -24,7 +24,7 @@ pub struct FileIdentity {
 /// which some prefix of `bytes` may be in the file); `sync` makes every appended byte durable
 /// or returns an error. A file that does not exist yet has length 0 and is created by the first
 /// `append`.
-pub trait LogStorage: Send {
+pub trait LogStorage: Send + Sync {
     /// Path of the log, for error messages.
     fn path(&self) -> &Path;
     fn identity(&self) -> io::Result<FileIdentity>;

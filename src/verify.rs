@@ -327,9 +327,9 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
         let line_offset = offset;
         offset += bytes.len() as u64;
         bytes.pop();
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(text) => Cow::Borrowed(text),
-            Err(_) => {
+        let text = match crate::format::utf8_str(&bytes) {
+            Some(text) => Cow::Borrowed(text),
+            None => {
                 problems.push(
                     ProblemKind::Encoding,
                     Some(line_number),

@@ -18,9 +18,9 @@ use crate::format::time::parse_iso_ms;
 /// copied out of the repaired text, whose offsets are not the file's, so it gets no message
 /// span.
 pub(crate) fn classify_bytes(bytes: &[u8], legacy_v1: bool, first_line: bool) -> Line<'_> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => classify(text, legacy_v1, first_line),
-        Err(_) => match classify(&String::from_utf8_lossy(bytes), legacy_v1, first_line) {
+    match crate::format::utf8_str(bytes) {
+        Some(text) => classify(text, legacy_v1, first_line),
+        None => match classify(&String::from_utf8_lossy(bytes), legacy_v1, first_line) {
             Line::Entry(entry) => Line::Entry(EntryLine {
                 message_span: None,
                 ..owned_entry(entry)

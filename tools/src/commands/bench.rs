@@ -256,7 +256,10 @@ fn raw_pass(file: &Path) -> Result<Duration, CliError> {
                 carry.extend_from_slice(&buf[start_of_line..newline]);
                 &carry
             };
-            let text = String::from_utf8_lossy(line);
+            let text = match treelog::format::utf8_str(line) {
+                Some(text) => std::borrow::Cow::Borrowed(text),
+                None => String::from_utf8_lossy(line),
+            };
             if !matches!(
                 treelog::format::line::classify(&text, false, lines == 0),
                 treelog::format::line::Line::Blank
