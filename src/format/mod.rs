@@ -1,6 +1,7 @@
 //! The log and index formats as pure code: no file, no clock, no randomness beyond the id
 //! generator's. Everything here is safe to call on any bytes from disk.
 
+pub mod id_index;
 pub mod ids;
 pub mod json_scan;
 pub mod line;

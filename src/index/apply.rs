@@ -276,7 +276,7 @@ impl Store {
                 .or_default()
                 .push(seq);
         }
-        self.overlay.ids.insert(record.id.clone(), seq);
+        self.note_id(&record.id, seq)?;
         self.push_record(record)
     }
 
@@ -300,7 +300,7 @@ impl Store {
         let id = opaque.id.map(Cow::into_owned).unwrap_or_default();
         // An opaque id never shadows an entry's id: entries are looked up first, as in OpenClaw.
         if !id.is_empty() && self.seq_of(&id)?.is_none() {
-            self.overlay.ids.insert(id.clone(), seq);
+            self.note_id(&id, seq)?;
         }
         self.state.opaque_count += 1;
         self.push_record(Record {

@@ -8,6 +8,7 @@
 
 mod apply;
 mod hashing;
+mod id_table;
 mod parallel;
 mod store;
 

@@ -11,8 +11,10 @@ use redb::{
 };
 
 use super::hashing::{PrefixHasher, block_hash};
+use super::id_table::{self, ID_COLLISIONS, IDS, IdPages};
 use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
+use crate::format::id_index::{id_key, is_exact_key};
 use crate::format::record::{
     LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
 };
@@ -24,11 +26,10 @@ use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
 
 pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
-pub(crate) const IDS: TableDefinition<&str, u64> = TableDefinition::new("ids");
 pub(crate) const CHILDREN: TableDefinition<(u64, u64), ()> = TableDefinition::new("children");
 pub(crate) const LABELS: TableDefinition<&str, &[u8]> = TableDefinition::new("labels");
 pub(crate) const BLOCKS: TableDefinition<u64, &[u8]> = TableDefinition::new("blocks");
@@ -82,9 +83,10 @@ pub enum IndexState {
 /// Open read tables of the last committed index state.
 struct ReadTables {
     records: ReadOnlyTable<u64, &'static [u8]>,
-    ids: ReadOnlyTable<&'static str, u64>,
+    ids: ReadOnlyTable<u64, &'static [u8]>,
+    id_collisions: ReadOnlyTable<&'static str, u64>,
     /// While rebuilding: the id runs written so far, oldest first (see `Store::id_runs`).
-    id_runs: Vec<ReadOnlyTable<&'static str, u64>>,
+    id_runs: Vec<ReadOnlyTable<u64, &'static [u8]>>,
     children: ReadOnlyTable<(u64, u64), ()>,
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
 }
@@ -95,7 +97,10 @@ struct ReadTables {
 pub(crate) struct Overlay {
     pub base_seq: u64,
     pub records: Vec<Record>,
-    pub ids: HashMap<String, u64>,
+    /// Id key (`format::id_index`) → the latest seq filed under it.
+    pub ids: HashMap<u64, u64>,
+    /// Ids whose key another id holds → their latest seq.
+    pub id_collisions: HashMap<String, u64>,
     pub children: HashMap<u64, Vec<u64>>,
     /// `None` marks a label that was cleared.
     pub labels: HashMap<String, Option<LabelValue>>,
@@ -134,20 +139,10 @@ pub(crate) struct Store {
     /// When a catch-up runs on two threads.
     pub(crate) parallel: Tuning,
     /// While rebuilding, each flush writes its ids, sorted, into a table of its own (an id
-    /// run) instead of inserting them among all the ids so far: inserts into a B-tree of
-    /// millions of random keys were half the rebuild's time. Lookups read the runs newest
-    /// first; the rebuild ends by merging them into `ids` in key order.
+    /// run) instead of merging them among all the ids so far (random keys: most id pages
+    /// would be rewritten at every flush). Lookups read the runs newest first; the rebuild
+    /// ends by merging them into `ids` in key order.
     id_runs: u32,
-}
-
-/// A rebuild inserts ids directly while the id table is small (cheap, and a merge would cost
-/// more than it saves), and writes runs from this many lines on.
-fn id_runs_from_seq() -> u64 {
-    #[cfg(test)]
-    if tests::rebuild_flush_entries_max().is_some() {
-        return 0;
-    }
-    1 << 21
 }
 
 /// Name of the `index`th id run of a rebuild (format-spec/index.md).
@@ -626,6 +621,8 @@ impl Store {
                 txn.open_table(table).map_err(|e| index_error(&path, e))?;
             }
             txn.open_table(IDS).map_err(|e| index_error(&path, e))?;
+            txn.open_table(ID_COLLISIONS)
+                .map_err(|e| index_error(&path, e))?;
             txn.open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?;
             txn.open_table(LABELS).map_err(|e| index_error(&path, e))?;
@@ -652,13 +649,16 @@ impl Store {
         self.tables = Some(ReadTables {
             records: txn.open_table(RECORDS).map_err(|e| index_error(&path, e))?,
             ids: txn.open_table(IDS).map_err(|e| index_error(&path, e))?,
+            id_collisions: txn
+                .open_table(ID_COLLISIONS)
+                .map_err(|e| index_error(&path, e))?,
             children: txn
                 .open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?,
             labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
             id_runs: (0..self.id_runs)
                 .map(|index| {
-                    txn.open_table(TableDefinition::new(&id_run_name(index)))
+                    txn.open_table(IdPages::new(&id_run_name(index)))
                         .map_err(|e| index_error(&path, e))
                 })
                 .collect::<Result<_>>()?,
@@ -666,10 +666,9 @@ impl Store {
         Ok(())
     }
 
-    /// Ends a rebuild: merges the id runs into `ids` in key order (the newest run wins a key,
-    /// as the latest line with an id does) and drops them, in one durable transaction.
+    /// Ends a rebuild: merges the id runs into `ids` in key order (a key in several runs takes
+    /// its largest seq, the latest line with it) and drops them, in one durable transaction.
     fn merge_id_runs(&mut self, path: &Path) -> Result<()> {
-        use std::cmp::Reverse;
         self.tables = None;
         let db = writer(&self.db, path)?;
         let txn = db.begin_write().map_err(|e| index_error(path, e))?;
@@ -678,47 +677,15 @@ impl Store {
             let runs = names
                 .iter()
                 .map(|name| {
-                    txn.open_table(TableDefinition::<&str, u64>::new(name))
+                    txn.open_table(IdPages::new(name))
                         .map_err(|e| index_error(path, e))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let mut cursors = runs
-                .iter()
-                .map(|run| run.iter().map_err(|e| index_error(path, e)))
-                .collect::<Result<Vec<_>>>()?;
-            // Smallest key first; for equal keys the newest run (largest index) first.
-            let mut heap = std::collections::BinaryHeap::new();
-            let advance = |run: usize,
-                           cursors: &mut Vec<redb::Range<'_, &'static str, u64>>,
-                           heap: &mut std::collections::BinaryHeap<_>|
-             -> Result<()> {
-                if let Some(item) = cursors[run].next() {
-                    let (key, value) = item.map_err(|e| index_error(path, e))?;
-                    heap.push(Reverse((
-                        key.value().to_string(),
-                        Reverse(run),
-                        value.value(),
-                    )));
-                }
-                Ok(())
-            };
-            for run in 0..cursors.len() {
-                advance(run, &mut cursors, &mut heap)?;
-            }
             let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-            let mut last: Option<String> = None;
-            while let Some(Reverse((key, Reverse(run), seq))) = heap.pop() {
-                advance(run, &mut cursors, &mut heap)?;
-                if last.as_deref() == Some(key.as_str()) {
-                    continue;
-                }
-                ids.insert(key.as_str(), seq)
-                    .map_err(|e| index_error(path, e))?;
-                last = Some(key);
-            }
+            id_table::merge_runs(&runs, &mut ids).map_err(|e| index_error(path, e))?;
         }
         for name in &names {
-            txn.delete_table(TableDefinition::<&str, u64>::new(name))
+            txn.delete_table(IdPages::new(name))
                 .map_err(|e| index_error(path, e))?;
         }
         txn.commit().map_err(|e| index_error(path, e))?;
@@ -903,7 +870,9 @@ impl Store {
             }
         };
         drop(tables);
-        let write_run = self.build_mode && write_from >= id_runs_from_seq();
+        // A rebuild writes each flush's ids as a run, merged once at the end: inserting random
+        // keys among all the ids so far would rewrite most id pages at every flush.
+        let write_run = self.build_mode;
         let snapshot = Snapshot {
             indexed_len_bytes: self.indexed_len_bytes,
             next_seq: self.next_seq,
@@ -962,26 +931,38 @@ impl Store {
                     .insert(page_first, page.finish().as_slice())
                     .map_err(|e| index_error(path, e))?;
             }
-            let run_name = id_run_name(self.id_runs);
-            let ids_table = if write_run {
-                TableDefinition::new(&run_name)
-            } else {
-                IDS
-            };
-            let mut ids = txn
-                .open_table(ids_table)
-                .map_err(|e| index_error(path, e))?;
-            // Sorted keys keep B-tree inserts local (and make a run an append).
-            let mut sorted_ids: Vec<(&str, u64)> = self
+            let mut new_ids: Vec<(u64, u64)> = self
                 .overlay
                 .ids
                 .iter()
                 .filter(|(_, seq)| **seq >= write_from)
-                .map(|(id, seq)| (id.as_str(), *seq))
+                .map(|(key, seq)| (*key, *seq))
                 .collect();
-            sorted_ids.sort_unstable();
-            for (id, seq) in sorted_ids {
-                ids.insert(id, seq).map_err(|e| index_error(path, e))?;
+            new_ids.sort_unstable();
+            if write_run {
+                let mut run = txn
+                    .open_table(IdPages::new(&id_run_name(self.id_runs)))
+                    .map_err(|e| index_error(path, e))?;
+                let mut writer = id_table::InOrderWriter::new();
+                for entry in new_ids {
+                    writer
+                        .push(&mut run, entry)
+                        .map_err(|e| index_error(path, e))?;
+                }
+                writer.finish(&mut run).map_err(|e| index_error(path, e))?;
+            } else {
+                let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
+                id_table::merge_into(&mut ids, &new_ids).map_err(|e| index_error(path, e))?;
+            }
+            let mut collisions = txn
+                .open_table(ID_COLLISIONS)
+                .map_err(|e| index_error(path, e))?;
+            for (id, seq) in &self.overlay.id_collisions {
+                if *seq >= write_from {
+                    collisions
+                        .insert(id.as_str(), *seq)
+                        .map_err(|e| index_error(path, e))?;
+                }
             }
             let mut children = txn.open_table(CHILDREN).map_err(|e| index_error(path, e))?;
             let mut pairs: Vec<(u64, u64)> = self
@@ -1052,6 +1033,11 @@ impl Store {
 
     pub fn record(&self, seq: u64) -> Result<Option<Record>> {
         self.guard(|| self.record_unguarded(seq))
+    }
+
+    fn existing_record_unguarded(&self, seq: u64) -> Result<Record> {
+        self.record_unguarded(seq)?
+            .ok_or_else(|| self.read_error(format!("record {seq} is missing")))
     }
 
     fn record_unguarded(&self, seq: u64) -> Result<Option<Record>> {
@@ -1256,22 +1242,64 @@ impl Store {
     }
 
     fn seq_of_unguarded(&self, id: &str) -> Result<Option<u64>> {
-        if let Some(seq) = self.overlay.ids.get(id) {
+        let key = id_key(id);
+        let owner = self.id_owner(key)?;
+        if is_exact_key(key) {
+            return Ok(owner);
+        }
+        // A hashed key is held by the first id filed under it: another id with the same key is
+        // among the collisions.
+        let Some(owner) = owner else {
+            return Ok(None);
+        };
+        if self.existing_record_unguarded(owner)?.id == id {
+            return Ok(Some(owner));
+        }
+        if let Some(seq) = self.overlay.id_collisions.get(id) {
+            return Ok(Some(*seq));
+        }
+        let Some(tables) = &self.tables else {
+            return Ok(None);
+        };
+        Ok(tables
+            .id_collisions
+            .get(id)
+            .map_err(|e| self.read_error(e))?
+            .map(|value| value.value()))
+    }
+
+    /// The latest seq filed under `key`: the overlay, then the runs of a rebuild newest
+    /// first, then `ids`.
+    fn id_owner(&self, key: u64) -> Result<Option<u64>> {
+        if let Some(seq) = self.overlay.ids.get(&key) {
             return Ok(Some(*seq));
         }
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
         for run in tables.id_runs.iter().rev() {
-            if let Some(value) = run.get(id).map_err(|e| self.read_error(e))? {
-                return Ok(Some(value.value()));
+            if let Some(seq) = id_table::lookup(run, key).map_err(|e| self.read_error(e))? {
+                return Ok(Some(seq));
             }
         }
-        Ok(tables
-            .ids
-            .get(id)
-            .map_err(|e| self.read_error(e))?
-            .map(|value| value.value()))
+        id_table::lookup(&tables.ids, key).map_err(|e| self.read_error(e))
+    }
+
+    /// Files `id` as the id of line `seq` (the latest line with it so far).
+    pub(crate) fn note_id(&mut self, id: &str, seq: u64) -> Result<()> {
+        let key = id_key(id);
+        if !is_exact_key(key) {
+            let held_by_other = self.guard(|| match self.id_owner(key)? {
+                Some(owner) => Ok(self.existing_record_unguarded(owner)?.id != id),
+                None => Ok(false),
+            })?;
+            if held_by_other {
+                self.overlay.id_collisions.insert(id.to_string(), seq);
+                return Ok(());
+            }
+        }
+        self.overlay.ids.insert(key, seq);
+        Ok(())
     }
 
     /// Children of `parent_seq` ([`SEQ_NONE`] for the roots), in file order.
@@ -1382,6 +1410,11 @@ impl Store {
             .stored_bytes();
         total += tables
             .ids
+            .stats()
+            .map_err(|e| self.read_error(e))?
+            .stored_bytes();
+        total += tables
+            .id_collisions
             .stats()
             .map_err(|e| self.read_error(e))?
             .stored_bytes();
@@ -1563,6 +1596,11 @@ mod tests {
         let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("rebuild");
         REBUILD_FLUSH_ENTRIES.with(|cell| cell.set(None));
         assert!(matches!(state, IndexState::Rebuilt { .. }), "{state:?}");
+        dump(&store)
+    }
+
+    /// Every record, what its id finds, its children; then a missing id, the roots, labels.
+    fn dump(store: &Store) -> String {
         let mut out = format!("{:?} {}\n", store.state, store.next_seq);
         for seq in 0..store.next_seq {
             let record = store.existing_record(seq).expect("record");
@@ -1579,15 +1617,11 @@ mod tests {
         out
     }
 
-    /// A rebuild that writes its ids in many runs (a flush every 7 lines) and merges them
-    /// answers exactly as one that writes them in one go: duplicate ids (the latest line
-    /// wins), opaque records with ids (never shadowing an entry), labels, branches.
-    #[test]
-    fn id_runs_merge_to_the_same_index() {
-        let dir = tempfile::tempdir().expect("temp dir");
+    /// A log whose ids repeat across ~6 MiB, with opaque lines carrying ids, branches and
+    /// pi's real sample in front: a flush happens at most once per 1 MiB scan chunk, so
+    /// this makes several flushes, and ids repeat across them.
+    fn repeating_ids_log() -> Vec<u8> {
         let mut log = include_bytes!("../../tests/data/pi-sample-200.jsonl").to_vec();
-        // About 6 MiB: a flush happens at most once per 1 MiB scan chunk, so this makes
-        // several runs, and ids repeat across them.
         let padding = "x".repeat(1200);
         for n in 0..5000 {
             let id = format!("dup{}", n % 311);
@@ -1610,6 +1644,51 @@ mod tests {
                 log.push(b'\n');
             }
         }
+        log
+    }
+
+    /// Ids that share a hashed key (forced here: all of them into 3 keys) are told apart: a
+    /// rebuild in many runs, a rebuild in one, and an index caught up from half the log
+    /// (which merges into `ids` and writes `id-collisions`) all answer exactly as an index
+    /// whose ids never collide.
+    #[test]
+    fn colliding_id_keys_answer_as_distinct_ones() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = repeating_ids_log();
+        let expected = rebuilt(dir.path(), "plain.jsonl", &log, None);
+        crate::format::id_index::tests::with_hashed_keys_max(3, || {
+            assert_eq!(rebuilt(dir.path(), "runs.jsonl", &log, Some(7)), expected);
+            assert_eq!(rebuilt(dir.path(), "one.jsonl", &log, None), expected);
+            let half = log[..log.len() / 2]
+                .iter()
+                .rposition(|byte| *byte == b'\n')
+                .expect("a line ends in the first half")
+                + 1;
+            rebuilt(dir.path(), "caught-up.jsonl", &log[..half], None);
+            let path = dir.path().join("caught-up.jsonl");
+            std::fs::write(&path, &log).expect("append the second half");
+            let storage = crate::storage::FileStorage::open(&path).expect("open log");
+            let sidecar = crate::index::sidecar_path(&path);
+            let (mut store, state) =
+                Store::open(&storage, &sidecar, Verify::Quick, false).expect("catch up");
+            assert!(matches!(state, IndexState::CaughtUp { .. }), "{state:?}");
+            store.flush(&storage).expect("flush");
+            assert_eq!(dump(&store), expected);
+            drop(store);
+            let (store, state) =
+                Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
+            assert_eq!(state, IndexState::Fresh);
+            assert_eq!(dump(&store), expected);
+        });
+    }
+
+    /// A rebuild that writes its ids in many runs (a flush every 7 lines) and merges them
+    /// answers exactly as one that writes them in one go: duplicate ids (the latest line
+    /// wins), opaque records with ids (never shadowing an entry), labels, branches.
+    #[test]
+    fn id_runs_merge_to_the_same_index() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = repeating_ids_log();
         let many_runs = rebuilt(dir.path(), "runs.jsonl", &log, Some(7));
         let one_go = rebuilt(dir.path(), "one.jsonl", &log, None);
         assert_eq!(many_runs, one_go);

@@ -1,0 +1,285 @@
+//! The pure parts of the id index (format-spec/index.md, "Ids"): the fixed-width key an id is
+//! filed under, and the pages of `(key, seq)` entries the `ids` table holds.
+//!
+//! Why pages of fixed-width keys: ids are random, so every batch of new ids lands all over the
+//! table. A B-tree of one string key per id paid a redb insert (~1 us here, ascending or not)
+//! per id; pages of ~250 sorted entries pay one per page touched, and a lookup is one range
+//! read plus a binary search.
+
+use super::record::DecodeError;
+
+/// Set in the key of an id that is not 8 lowercase hex digits (its key is then a hash).
+pub const ID_KEY_HASHED: u64 = 1 << 63;
+/// Entries in a full page: 4 + 254 * 16 = 4,068 bytes, one 4 KiB redb page with its overhead.
+pub const ID_PAGE_ENTRIES_MAX: usize = 254;
+const ENTRY_BYTES: usize = 16;
+
+/// The key `id` is filed under. An id of pi's shape, 8 lowercase hex digits, is its own value
+/// (below 2^32), so two such ids share a key only if they are equal. Any other id is filed
+/// under the first 8 bytes of its blake3 hash (little-endian) with the top bit set, and may
+/// share that key with another id ([`is_exact_key`] is false): readers then check the id.
+pub fn id_key(id: &str) -> u64 {
+    let bytes = id.as_bytes();
+    if bytes.len() == 8 {
+        let mut value = 0u64;
+        let mut exact = true;
+        for byte in bytes {
+            let digit = match byte {
+                b'0'..=b'9' => byte - b'0',
+                b'a'..=b'f' => byte - b'a' + 10,
+                _ => {
+                    exact = false;
+                    break;
+                }
+            };
+            value = value << 4 | u64::from(digit);
+        }
+        if exact {
+            return value;
+        }
+    }
+    #[cfg(test)]
+    if let Some(keys) = tests::hashed_keys_max() {
+        // Tests squeeze hashed ids into a few keys so that collisions are common.
+        return ID_KEY_HASHED | (hashed(bytes) % keys);
+    }
+    ID_KEY_HASHED | hashed(bytes)
+}
+
+fn hashed(bytes: &[u8]) -> u64 {
+    let hash = blake3::hash(bytes);
+    let mut first = [0; 8];
+    first.copy_from_slice(&hash.as_bytes()[..8]);
+    u64::from_le_bytes(first) & !ID_KEY_HASHED
+}
+
+/// Whether only one id can have `key` (see [`id_key`]).
+pub fn is_exact_key(key: u64) -> bool {
+    key & ID_KEY_HASHED == 0
+}
+
+/// Encodes a page: `u32` count, then per entry `u64` key and `u64` seq, little-endian.
+/// `entries` are sorted by key, without repeats, and there are 1 to `ID_PAGE_ENTRIES_MAX`.
+pub fn encode_id_page(entries: &[(u64, u64)]) -> Vec<u8> {
+    debug_assert!(!entries.is_empty() && entries.len() <= ID_PAGE_ENTRIES_MAX);
+    debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
+    let mut out = Vec::with_capacity(4 + entries.len() * ENTRY_BYTES);
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for (key, seq) in entries {
+        out.extend_from_slice(&key.to_le_bytes());
+        out.extend_from_slice(&seq.to_le_bytes());
+    }
+    out
+}
+
+/// A stored page, checked for shape and order before use.
+#[derive(Clone, Copy, Debug)]
+pub struct IdPageView<'a> {
+    entries: &'a [u8],
+}
+
+impl<'a> IdPageView<'a> {
+    /// Checks that `bytes` is a page of 1 to `ID_PAGE_ENTRIES_MAX` entries in increasing key
+    /// order (a lookup binary-searches it, which is only right on sorted keys).
+    pub fn new(bytes: &'a [u8]) -> Result<IdPageView<'a>, DecodeError> {
+        let bad = |what: &str| DecodeError(format!("id page: {what}"));
+        let (count, entries) = bytes
+            .split_first_chunk::<4>()
+            .ok_or_else(|| bad("shorter than its count"))?;
+        let count = u32::from_le_bytes(*count) as usize;
+        if count == 0 || count > ID_PAGE_ENTRIES_MAX {
+            return Err(bad(&format!("holds {count} entries")));
+        }
+        if entries.len() != count * ENTRY_BYTES {
+            return Err(bad(&format!("{} bytes for {count} entries", entries.len())));
+        }
+        let view = IdPageView { entries };
+        if !(1..count).all(|index| view.key(index - 1) < view.key(index)) {
+            return Err(bad("keys out of order"));
+        }
+        Ok(view)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len() / ENTRY_BYTES
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn field(&self, index: usize, at: usize) -> u64 {
+        let start = index * ENTRY_BYTES + at;
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(&self.entries[start..start + 8]);
+        u64::from_le_bytes(bytes)
+    }
+
+    fn key(&self, index: usize) -> u64 {
+        self.field(index, 0)
+    }
+
+    /// The smallest key: the page's key in its table.
+    pub fn first_key(&self) -> u64 {
+        self.key(0)
+    }
+
+    /// The seq filed under `key` in this page.
+    pub fn get(&self, key: u64) -> Option<u64> {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let middle = (low + high) / 2;
+            match self.key(middle).cmp(&key) {
+                std::cmp::Ordering::Less => low = middle + 1,
+                std::cmp::Ordering::Greater => high = middle,
+                std::cmp::Ordering::Equal => return Some(self.field(middle, 8)),
+            }
+        }
+        None
+    }
+
+    /// The entries in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..self.len()).map(|index| (self.key(index), self.field(index, 8)))
+    }
+}
+
+/// `old` with `new` merged in (both sorted by key without repeats): a key in both takes its
+/// `new` seq, as the later line with an id does.
+pub fn merge_entries(old: &[(u64, u64)], new: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(old.len() + new.len());
+    let (mut old, mut new) = (old.iter().peekable(), new.iter().peekable());
+    loop {
+        let next = match (old.peek(), new.peek()) {
+            (Some(a), Some(b)) if a.0 < b.0 => old.next(),
+            (Some(a), Some(b)) if a.0 == b.0 => {
+                old.next();
+                new.next()
+            }
+            (_, Some(_)) => new.next(),
+            (Some(_), None) => old.next(),
+            (None, None) => break,
+        };
+        out.extend(next.copied());
+    }
+    out
+}
+
+/// How sorted entries are cut into pages: full pages when written in order (a rebuild), and
+/// pages three quarters full when a page overflows (random inserts then split it rarely).
+pub fn page_chunks(entries: &[(u64, u64)], in_order: bool) -> impl Iterator<Item = &[(u64, u64)]> {
+    let per_page = if in_order || entries.len() <= ID_PAGE_ENTRIES_MAX {
+        ID_PAGE_ENTRIES_MAX
+    } else {
+        let pages = entries.len().div_ceil(ID_PAGE_ENTRIES_MAX * 3 / 4);
+        entries.len().div_ceil(pages)
+    };
+    entries.chunks(per_page)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        static HASHED_KEYS_MAX: Cell<Option<u64>> = const { Cell::new(None) };
+    }
+
+    pub(crate) fn hashed_keys_max() -> Option<u64> {
+        HASHED_KEYS_MAX.with(Cell::get)
+    }
+
+    /// Runs `work` with hashed ids squeezed into `keys` keys on this thread.
+    pub(crate) fn with_hashed_keys_max<T>(keys: u64, work: impl FnOnce() -> T) -> T {
+        HASHED_KEYS_MAX.with(|cell| cell.set(Some(keys)));
+        let out = work();
+        HASHED_KEYS_MAX.with(|cell| cell.set(None));
+        out
+    }
+
+    /// pi's ids are their own value; anything else (upper case, other lengths, uuids, the
+    /// empty id) is hashed into the upper half, so the two kinds never share a key.
+    #[test]
+    fn keys_of_ids() {
+        assert_eq!(id_key("0199dbf3"), 0x0199_dbf3);
+        assert_eq!(id_key("ffffffff"), 0xffff_ffff);
+        assert_eq!(id_key("00000000"), 0);
+        for id in [
+            "0199DBF3",
+            "0199dbf",
+            "0199dbf30",
+            "0199dbfg",
+            "",
+            "dup7",
+            "a-b-c-d-",
+        ] {
+            let key = id_key(id);
+            assert!(!is_exact_key(key), "{id}");
+            assert_eq!(key, id_key(id), "stable: {id}");
+        }
+        assert_ne!(id_key("dup1"), id_key("dup2"));
+        assert!(is_exact_key(id_key("abcdef01")));
+    }
+
+    /// A page round-trips; lookups find every key and nothing else.
+    #[test]
+    fn page_round_trip() {
+        let entries: Vec<(u64, u64)> = (0..ID_PAGE_ENTRIES_MAX as u64)
+            .map(|n| (n * 7 + 3, n * 1000))
+            .collect();
+        let bytes = encode_id_page(&entries);
+        assert_eq!(bytes.len(), 4068);
+        let view = IdPageView::new(&bytes).expect("valid page");
+        assert_eq!(view.entries().collect::<Vec<_>>(), entries);
+        assert_eq!(view.first_key(), 3);
+        for (key, seq) in &entries {
+            assert_eq!(view.get(*key), Some(*seq));
+            assert_eq!(view.get(key + 1), None);
+        }
+        assert_eq!(view.get(0), None);
+    }
+
+    /// Damaged pages are refused with a reason, never read (and never panic).
+    #[test]
+    fn malformed_pages_are_refused() {
+        let good = encode_id_page(&[(1, 10), (2, 20)]);
+        let mut unsorted = good.clone();
+        unsorted[4..12].copy_from_slice(&5u64.to_le_bytes());
+        let mut too_many = good.clone();
+        too_many[..4].copy_from_slice(&3u32.to_le_bytes());
+        let mut huge = good.clone();
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let cases: [(&str, &[u8]); 6] = [
+            ("empty", &[]),
+            ("count only", &0u32.to_le_bytes()),
+            ("short", &good[..good.len() - 1]),
+            ("unsorted", &unsorted),
+            ("count past the bytes", &too_many),
+            ("count past the maximum", &huge),
+        ];
+        for (what, bytes) in cases {
+            assert!(IdPageView::new(bytes).is_err(), "{what}");
+        }
+    }
+
+    /// Merging keeps key order, and a key in both takes the new seq.
+    #[test]
+    fn merge_prefers_new_seqs() {
+        let merged = merge_entries(&[(1, 10), (3, 30), (5, 50)], &[(0, 1), (3, 99), (6, 60)]);
+        assert_eq!(merged, vec![(0, 1), (1, 10), (3, 99), (5, 50), (6, 60)]);
+    }
+
+    /// In-order writes fill pages; an overflowing page splits into pages 3/4 full at most.
+    #[test]
+    fn chunks_fit_pages() {
+        let entries: Vec<(u64, u64)> = (0..600).map(|n| (n, n)).collect();
+        let full: Vec<usize> = page_chunks(&entries, true).map(<[_]>::len).collect();
+        assert_eq!(full, vec![254, 254, 92]);
+        let split: Vec<usize> = page_chunks(&entries[..255], false)
+            .map(<[_]>::len)
+            .collect();
+        assert_eq!(split, vec![128, 127]);
+        assert!(page_chunks(&entries, false).all(|chunk| chunk.len() <= 254 * 3 / 4 + 1));
+    }
+}
