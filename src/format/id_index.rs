@@ -165,6 +165,36 @@ pub fn merge_entries(old: &[(u64, u64)], new: &[(u64, u64)]) -> Vec<(u64, u64)> 
     out
 }
 
+/// The union of `runs` (each sorted by key without repeats) in key order; a key in several
+/// runs takes its largest seq (the latest line with the id).
+pub fn merge_sorted_runs(runs: &[Vec<(u64, u64)>]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    use std::cmp::Reverse;
+    // Smallest key first; for one key the seqs come in increasing order, the last one wins.
+    let mut heap: std::collections::BinaryHeap<Reverse<(u64, u64, usize, usize)>> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(run, entries)| {
+            entries
+                .first()
+                .map(|(key, seq)| Reverse((*key, *seq, run, 0)))
+        })
+        .collect();
+    let mut pending: Option<(u64, u64)> = None;
+    std::iter::from_fn(move || {
+        while let Some(Reverse((key, seq, run, index))) = heap.pop() {
+            if let Some((next_key, next_seq)) = runs[run].get(index + 1) {
+                heap.push(Reverse((*next_key, *next_seq, run, index + 1)));
+            }
+            match pending.replace((key, seq)) {
+                Some((pending_key, _)) if pending_key == key => {}
+                Some(done) => return Some(done),
+                None => {}
+            }
+        }
+        pending.take()
+    })
+}
+
 /// How sorted entries are cut into pages: full pages when written in order (a rebuild), and
 /// pages three quarters full when a page overflows (random inserts then split it rarely).
 pub fn page_chunks(entries: &[(u64, u64)], in_order: bool) -> impl Iterator<Item = &[(u64, u64)]> {
@@ -268,6 +298,27 @@ pub(crate) mod tests {
     fn merge_prefers_new_seqs() {
         let merged = merge_entries(&[(1, 10), (3, 30), (5, 50)], &[(0, 1), (3, 99), (6, 60)]);
         assert_eq!(merged, vec![(0, 1), (1, 10), (3, 99), (5, 50), (6, 60)]);
+    }
+
+    proptest::proptest! {
+        /// Merged runs are the union in key order, the largest seq winning a repeated key.
+        #[test]
+        fn merged_runs_are_the_union(
+            runs in proptest::collection::vec(
+                proptest::collection::btree_map(0u64..3_000, 0u64..1_000_000, 0..400), 0..6),
+        ) {
+            let mut model = std::collections::BTreeMap::new();
+            for run in &runs {
+                for (key, seq) in run {
+                    let best = model.entry(*key).or_insert(*seq);
+                    *best = (*best).max(*seq);
+                }
+            }
+            let runs: Vec<Vec<(u64, u64)>> =
+                runs.iter().map(|run| run.iter().map(|(k, v)| (*k, *v)).collect()).collect();
+            let merged: Vec<(u64, u64)> = merge_sorted_runs(&runs).collect();
+            proptest::prop_assert_eq!(merged, model.into_iter().collect::<Vec<_>>());
+        }
     }
 
     /// In-order writes fill pages; an overflowing page splits into pages 3/4 full at most.

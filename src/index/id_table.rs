@@ -1,9 +1,7 @@
 //! The paged id tables in redb (format-spec/index.md, "Ids"): a lookup, merging a flush's new
-//! ids into `ids`, writing a run in key order, and merging runs. The page layout is
+//! ids into `ids`, and writing entries in key order. The page layout is
 //! `format::id_index`; errors come back as text for the store to wrap with the sidecar's path.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::ops::Bound;
 
 use redb::{ReadableTable, Table, TableDefinition};
@@ -137,70 +135,6 @@ impl InOrderWriter {
     }
 }
 
-/// Reads a paged id table entry by entry, in key order.
-struct Cursor<'a> {
-    pages: redb::Range<'a, u64, &'static [u8]>,
-    entries: Vec<(u64, u64)>,
-    next: usize,
-}
-
-impl Cursor<'_> {
-    fn next_entry(&mut self) -> IdResult<Option<(u64, u64)>> {
-        while self.next == self.entries.len() {
-            let Some(item) = self.pages.next() else {
-                return Ok(None);
-            };
-            let (page_key, page) = item.map_err(|e| e.to_string())?;
-            self.entries = decode(page_key.value(), page.value())?.entries().collect();
-            self.next = 0;
-        }
-        self.next += 1;
-        Ok(Some(self.entries[self.next - 1]))
-    }
-}
-
-/// Writes the union of `runs` into the empty table `out`, in full pages; a key in several runs
-/// takes its largest seq (the latest line with the id).
-pub(crate) fn merge_runs(
-    runs: &[Table<'_, u64, &'static [u8]>],
-    out: &mut Table<'_, u64, &'static [u8]>,
-) -> IdResult<()> {
-    let mut cursors = runs
-        .iter()
-        .map(|run| {
-            Ok(Cursor {
-                pages: run.iter().map_err(|e| e.to_string())?,
-                entries: Vec::new(),
-                next: 0,
-            })
-        })
-        .collect::<IdResult<Vec<_>>>()?;
-    // Smallest key first; for one key the seqs come in increasing order, the last one wins.
-    let mut heap = BinaryHeap::new();
-    for (run, cursor) in cursors.iter_mut().enumerate() {
-        if let Some((key, seq)) = cursor.next_entry()? {
-            heap.push(Reverse((key, seq, run)));
-        }
-    }
-    let mut writer = InOrderWriter::new();
-    let mut pending: Option<(u64, u64)> = None;
-    while let Some(Reverse((key, seq, run))) = heap.pop() {
-        if let Some((next_key, next_seq)) = cursors[run].next_entry()? {
-            heap.push(Reverse((next_key, next_seq, run)));
-        }
-        match pending {
-            Some((pending_key, _)) if pending_key == key => {}
-            Some(entry) => writer.push(out, entry)?,
-            None => {}
-        }
-        pending = Some((key, seq));
-    }
-    if let Some(entry) = pending {
-        writer.push(out, entry)?;
-    }
-    writer.finish(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,40 +184,6 @@ mod tests {
                 stored.extend(view.entries());
             }
             prop_assert_eq!(stored, model.into_iter().collect::<Vec<_>>());
-        }
-
-        /// Runs merged in key order give the union, the largest seq winning a repeated key.
-        #[test]
-        fn merged_runs_are_the_union(
-            runs in proptest::collection::vec(
-                proptest::collection::btree_map(0u64..3_000, 0u64..1_000_000, 0..600), 1..5),
-        ) {
-            let db = database();
-            let txn = db.begin_write().expect("write");
-            let mut model: BTreeMap<u64, u64> = BTreeMap::new();
-            {
-                let names: Vec<String> = (0..runs.len()).map(|n| format!("run-{n}")).collect();
-                let mut tables = Vec::new();
-                for (run, name) in runs.iter().zip(&names) {
-                    let mut table = txn.open_table(IdPages::new(name)).expect("run");
-                    let mut writer = InOrderWriter::new();
-                    for (key, seq) in run {
-                        writer.push(&mut table, (*key, *seq)).expect("push");
-                        let best = model.entry(*key).or_insert(*seq);
-                        *best = (*best).max(*seq);
-                    }
-                    writer.finish(&mut table).expect("finish");
-                    tables.push(table);
-                }
-                let mut out = txn.open_table(IDS).expect("ids");
-                merge_runs(&tables, &mut out).expect("merge");
-                let mut stored = Vec::new();
-                for item in out.iter().expect("iter") {
-                    let (page_key, page) = item.expect("page");
-                    stored.extend(decode(page_key.value(), page.value()).expect("page").entries());
-                }
-                prop_assert_eq!(stored, model.into_iter().collect::<Vec<_>>());
-            }
         }
     }
 }

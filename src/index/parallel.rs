@@ -1,8 +1,9 @@
 //! Catch-up of a long stretch of log on two threads: while the calling thread applies the
 //! lines of one chunk to the index (tree rules, overlay, redb writes: inherently in order),
 //! a worker decodes and classifies the lines of the next chunk (UTF-8, JSON validation, crc32:
-//! pure work on bytes). Used for rebuilds and large catch-ups; a few lines go through the
-//! plain scan in `store.rs`.
+//! pure work on bytes) and then hashes the chunk being applied (blake3 of the indexed prefix,
+//! in order: the previous chunk was hashed by the previous worker). Used for rebuilds and large
+//! catch-ups; a few lines go through the plain scan in `store.rs`.
 //!
 //! Classifying ahead is sound because `classify` depends on the index state only through two
 //! flags, and both are settled once the first non-blank line is indexed
@@ -56,14 +57,14 @@ struct Chunk {
 /// Indexes the complete lines in `[store.indexed_len_bytes, end_bytes)` chunk by chunk, the
 /// next chunk classified on a worker thread while this one is applied. Stops early (leaving
 /// the rest to the caller's plain scan) at a line longer than `tuning.chunk_len_max` or at the last
-/// partial line. `after_chunk` runs after each chunk is applied, with its bytes (hashing and
-/// flushing are the caller's).
+/// partial line. `after_chunk` runs after each chunk is applied and hashed (flushing is the
+/// caller's).
 pub(crate) fn catch_up_parallel(
     store: &mut Store,
     storage: &dyn LogStorage,
     end_bytes: u64,
     tuning: Tuning,
-    mut after_chunk: impl FnMut(&mut Store, &[u8]) -> Result<()>,
+    mut after_chunk: impl FnMut(&mut Store) -> Result<()>,
 ) -> Result<()> {
     let Some(legacy_v1) = store.settled_legacy_v1() else {
         return Ok(());
@@ -78,24 +79,32 @@ pub(crate) fn catch_up_parallel(
         // Reading is done here, not on the worker: `LogStorage` need not be shared between
         // threads, and a read from the page cache is a small part of the work.
         let next = read_chunk(storage, next_offset, end_bytes, tuning)?;
-        let (applied, classified) = std::thread::scope(|scope| {
-            let worker = next
-                .as_ref()
-                .map(|chunk| scope.spawn(move || classify_chunk(chunk, legacy_v1)));
-            let applied = apply_chunk(store, lines).and_then(|()| after_chunk(store, &chunk.bytes));
-            let classified = worker.map(|worker| worker.join());
-            (applied, classified)
+        // The worker hashes a copy of the hasher, installed once both threads are done: a
+        // failed apply or a panicked worker leaves the store's hasher as it was.
+        let mut hasher = store.hasher.clone();
+        let (applied, worker) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| {
+                let classified = next.as_ref().map(|chunk| classify_chunk(chunk, legacy_v1));
+                hasher.update(&chunk.bytes);
+                classified
+            });
+            let applied = apply_chunk(store, lines);
+            (applied, worker.join())
         });
         applied?;
+        let Ok(classified) = worker else {
+            store.hasher.update(&chunk.bytes);
+            after_chunk(store)?;
+            return Err(Error::Index {
+                path: storage.path().to_path_buf(),
+                reason: "the line classifier thread panicked".into(),
+            });
+        };
+        store.hasher = hasher;
+        after_chunk(store)?;
         match (next, classified) {
-            (Some(next), Some(Ok(lines))) => current = (lines, next),
-            (None, _) => return Ok(()),
-            (Some(_), _) => {
-                return Err(Error::Index {
-                    path: storage.path().to_path_buf(),
-                    reason: "the line classifier thread panicked".into(),
-                });
-            }
+            (Some(next), Some(lines)) => current = (lines, next),
+            _ => return Ok(()),
         }
     }
 }

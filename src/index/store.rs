@@ -11,10 +11,10 @@ use redb::{
 };
 
 use super::hashing::{PrefixHasher, block_hash};
-use super::id_table::{self, ID_COLLISIONS, IDS, IdPages};
+use super::id_table::{self, ID_COLLISIONS, IDS};
 use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
-use crate::format::id_index::{id_key, is_exact_key};
+use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
 use crate::format::record::{
     LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
 };
@@ -85,8 +85,6 @@ struct ReadTables {
     records: ReadOnlyTable<u64, &'static [u8]>,
     ids: ReadOnlyTable<u64, &'static [u8]>,
     id_collisions: ReadOnlyTable<&'static str, u64>,
-    /// While rebuilding: the id runs written so far, oldest first (see `Store::id_runs`).
-    id_runs: Vec<ReadOnlyTable<u64, &'static [u8]>>,
     children: ReadOnlyTable<(u64, u64), ()>,
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
 }
@@ -138,16 +136,11 @@ pub(crate) struct Store {
     write_failure: Option<String>,
     /// When a catch-up runs on two threads.
     pub(crate) parallel: Tuning,
-    /// While rebuilding, each flush writes its ids, sorted, into a table of its own (an id
-    /// run) instead of merging them among all the ids so far (random keys: most id pages
-    /// would be rewritten at every flush). Lookups read the runs newest first; the rebuild
-    /// ends by merging them into `ids` in key order.
-    id_runs: u32,
-}
-
-/// Name of the `index`th id run of a rebuild (format-spec/index.md).
-fn id_run_name(index: u32) -> String {
-    format!("ids-run-{index}")
+    /// While rebuilding, each flush keeps its id entries, sorted, in memory (an id run: 16
+    /// bytes per id) instead of merging them among all the ids so far (random keys: most id
+    /// pages would be rewritten at every flush). Lookups read the runs newest first; the
+    /// rebuild ends by writing their union into `ids` in key order, once.
+    id_runs: Vec<Vec<(u64, u64)>>,
 }
 
 /// The numeric tree fields of a record: what indexing needs of an earlier line.
@@ -244,7 +237,7 @@ impl Store {
             identity_outdated: false,
             write_failure: None,
             parallel: Tuning::default(),
-            id_runs: 0,
+            id_runs: Vec::new(),
         }
     }
 
@@ -656,40 +649,29 @@ impl Store {
                 .open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?,
             labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
-            id_runs: (0..self.id_runs)
-                .map(|index| {
-                    txn.open_table(IdPages::new(&id_run_name(index)))
-                        .map_err(|e| index_error(&path, e))
-                })
-                .collect::<Result<_>>()?,
         });
         Ok(())
     }
 
-    /// Ends a rebuild: merges the id runs into `ids` in key order (a key in several runs takes
-    /// its largest seq, the latest line with it) and drops them, in one durable transaction.
+    /// Ends a rebuild: writes the union of the id runs into `ids` in key order (a key in
+    /// several runs takes its largest seq, the latest line with it), in one durable commit.
     fn merge_id_runs(&mut self, path: &Path) -> Result<()> {
         self.tables = None;
+        let runs = std::mem::take(&mut self.id_runs);
         let db = writer(&self.db, path)?;
         let txn = db.begin_write().map_err(|e| index_error(path, e))?;
-        let names: Vec<String> = (0..self.id_runs).map(id_run_name).collect();
         {
-            let runs = names
-                .iter()
-                .map(|name| {
-                    txn.open_table(IdPages::new(name))
-                        .map_err(|e| index_error(path, e))
-                })
-                .collect::<Result<Vec<_>>>()?;
             let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-            id_table::merge_runs(&runs, &mut ids).map_err(|e| index_error(path, e))?;
+            let mut writer = id_table::InOrderWriter::new();
+            for entry in merge_sorted_runs(&runs) {
+                writer
+                    .push(&mut ids, entry)
+                    .map_err(|e| index_error(path, e))?;
+            }
+            writer.finish(&mut ids).map_err(|e| index_error(path, e))?;
         }
-        for name in &names {
-            txn.delete_table(IdPages::new(name))
-                .map_err(|e| index_error(path, e))?;
-        }
+        drop(runs);
         txn.commit().map_err(|e| index_error(path, e))?;
-        self.id_runs = 0;
         self.refresh_tables()
     }
 
@@ -730,8 +712,8 @@ impl Store {
                     )?;
                 }
                 let tuning = self.parallel;
-                catch_up_parallel(self, storage, identity.len_bytes, tuning, |store, bytes| {
-                    store.consumed(bytes, identity)
+                catch_up_parallel(self, storage, identity.len_bytes, tuning, |store| {
+                    store.flush_when_due(identity)
                 })?;
             }
             // What is left: short catch-ups, the last partial line, lines too long to read in
@@ -873,6 +855,7 @@ impl Store {
         // A rebuild writes each flush's ids as a run, merged once at the end: inserting random
         // keys among all the ids so far would rewrite most id pages at every flush.
         let write_run = self.build_mode;
+        let mut new_run = Vec::new();
         let snapshot = Snapshot {
             indexed_len_bytes: self.indexed_len_bytes,
             next_seq: self.next_seq,
@@ -940,16 +923,7 @@ impl Store {
                 .collect();
             new_ids.sort_unstable();
             if write_run {
-                let mut run = txn
-                    .open_table(IdPages::new(&id_run_name(self.id_runs)))
-                    .map_err(|e| index_error(path, e))?;
-                let mut writer = id_table::InOrderWriter::new();
-                for entry in new_ids {
-                    writer
-                        .push(&mut run, entry)
-                        .map_err(|e| index_error(path, e))?;
-                }
-                writer.finish(&mut run).map_err(|e| index_error(path, e))?;
+                new_run = new_ids;
             } else {
                 let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
                 id_table::merge_into(&mut ids, &new_ids).map_err(|e| index_error(path, e))?;
@@ -1002,7 +976,7 @@ impl Store {
         }
         txn.commit().map_err(|e| index_error(path, e))?;
         if write_run {
-            self.id_runs += 1;
+            self.id_runs.push(new_run);
         }
         self.hasher.take_finished();
         self.committed = snapshot;
@@ -1274,14 +1248,14 @@ impl Store {
         if let Some(seq) = self.overlay.ids.get(&key) {
             return Ok(Some(*seq));
         }
+        for run in self.id_runs.iter().rev() {
+            if let Ok(found) = run.binary_search_by_key(&key, |entry| entry.0) {
+                return Ok(Some(run[found].1));
+            }
+        }
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
-        for run in tables.id_runs.iter().rev() {
-            if let Some(seq) = id_table::lookup(run, key).map_err(|e| self.read_error(e))? {
-                return Ok(Some(seq));
-            }
-        }
         id_table::lookup(&tables.ids, key).map_err(|e| self.read_error(e))
     }
 
@@ -1450,6 +1424,11 @@ impl Store {
     /// (only at a line end, where the hashes and the records describe the same prefix).
     fn consumed(&mut self, bytes: &[u8], identity: FileIdentity) -> Result<()> {
         self.hasher.update(bytes);
+        self.flush_when_due(identity)
+    }
+
+    /// Writes the overlay out if it is big enough and the hashes cover what it indexes.
+    fn flush_when_due(&mut self, identity: FileIdentity) -> Result<()> {
         if self.db.is_some()
             && self.flush_due()
             && self.hasher.hashed_len_bytes() == self.indexed_len_bytes
@@ -1692,20 +1671,5 @@ mod tests {
         let many_runs = rebuilt(dir.path(), "runs.jsonl", &log, Some(7));
         let one_go = rebuilt(dir.path(), "one.jsonl", &log, None);
         assert_eq!(many_runs, one_go);
-        // No run survives the merge.
-        let db = Database::builder()
-            .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-            .open(crate::index::sidecar_path(&dir.path().join("runs.jsonl")))
-            .expect("open sidecar");
-        let txn = db.begin_read().expect("read");
-        let names: Vec<String> = txn
-            .list_tables()
-            .expect("tables")
-            .map(|table| redb::TableHandle::name(&table).to_string())
-            .collect();
-        assert!(
-            names.iter().all(|name| !name.starts_with("ids-run-")),
-            "{names:?}"
-        );
     }
 }
