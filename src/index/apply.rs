@@ -242,6 +242,9 @@ impl Store {
                 .filter(|_| entry.kind == EntryKind::Message),
             id: id.into_owned(),
         };
+        // First of the changes this line makes: the one that can fail (it may read the
+        // record of the id's key owner) must not leave the line half applied.
+        self.note_id(&record.id, seq)?;
         match entry.kind {
             EntryKind::Label => {
                 if let Some(target) = entry.target_id {
@@ -276,7 +279,6 @@ impl Store {
                 .or_default()
                 .push(seq);
         }
-        self.note_id(&record.id, seq)?;
         self.push_record(record)
     }
 
@@ -289,18 +291,21 @@ impl Store {
     ) -> Result<()> {
         let seq = self.next_seq;
         let parent_seq = self.resolve_parent(&opaque.parent)?;
-        if opaque.reason == OpaqueReason::LeafControl {
-            // A leaf row moves the leaf only to an id that is already known.
-            if let Some(target) = opaque.target_id.as_deref()
-                && self.seq_of(target)?.is_some()
-            {
-                self.state.leaf_seq = self.resolve_parent(&ParentRef::Id(Cow::Borrowed(target)))?;
-            }
+        // A leaf row moves the leaf only to an id that is already known (not its own).
+        let mut leaf_seq = None;
+        if opaque.reason == OpaqueReason::LeafControl
+            && let Some(target) = opaque.target_id.as_deref()
+            && self.seq_of(target)?.is_some()
+        {
+            leaf_seq = Some(self.resolve_parent(&ParentRef::Id(Cow::Borrowed(target)))?);
         }
         let id = opaque.id.map(Cow::into_owned).unwrap_or_default();
         // An opaque id never shadows an entry's id: entries are looked up first, as in OpenClaw.
         if !id.is_empty() && self.seq_of(&id)?.is_none() {
             self.note_id(&id, seq)?;
+        }
+        if let Some(leaf_seq) = leaf_seq {
+            self.state.leaf_seq = leaf_seq;
         }
         self.state.opaque_count += 1;
         self.push_record(Record {

@@ -20,7 +20,8 @@ pub(crate) const ID_COLLISIONS: TableDefinition<&str, u64> = TableDefinition::ne
 type IdResult<T> = std::result::Result<T, String>;
 
 fn decode(page_key: u64, bytes: &[u8]) -> IdResult<IdPageView<'_>> {
-    let view = IdPageView::new(bytes).map_err(|error| error.0)?;
+    let view =
+        IdPageView::new(bytes).map_err(|error| format!("{} (page {page_key:#x})", error.0))?;
     if view.first_key() != page_key {
         return Err(format!(
             "id page {page_key} starts at key {}",

@@ -76,21 +76,24 @@ pub(crate) fn catch_up_parallel(
     loop {
         let (lines, chunk) = current;
         let next_offset = chunk.offset_bytes + chunk.bytes.len() as u64;
-        // Reading is done here, not on the worker: `LogStorage` need not be shared between
-        // threads, and a read from the page cache is a small part of the work.
+        // Reading is done here, not on the worker: a read from the page cache is a small part
+        // of the work, and the worker has the larger share already.
         let next = read_chunk(storage, next_offset, end_bytes, tuning)?;
         // The worker hashes a copy of the hasher, installed once both threads are done: a
         // failed apply or a panicked worker leaves the store's hasher as it was.
         let mut hasher = store.hasher.clone();
+        let work = |hasher: &mut crate::index::hashing::PrefixHasher| {
+            let classified = next.as_ref().map(|chunk| classify_chunk(chunk, legacy_v1));
+            hasher.update(&chunk.bytes);
+            classified
+        };
         let (applied, worker) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| {
-                let classified = next.as_ref().map(|chunk| classify_chunk(chunk, legacy_v1));
-                hasher.update(&chunk.bytes);
-                classified
-            });
+            let worker = std::thread::Builder::new().spawn_scoped(scope, || work(&mut hasher));
             let applied = apply_chunk(store, lines);
-            (applied, worker.join())
+            (applied, worker.map(|worker| worker.join()))
         });
+        // Where no thread could be started, this thread does the worker's part.
+        let worker = worker.unwrap_or_else(|_| Ok(work(&mut hasher)));
         applied?;
         let Ok(classified) = worker else {
             store.hasher.update(&chunk.bytes);

@@ -851,11 +851,9 @@ impl Store {
                 return Ok(());
             }
         };
-        drop(tables);
         // A rebuild writes each flush's ids as a run, merged once at the end: inserting random
         // keys among all the ids so far would rewrite most id pages at every flush.
         let write_run = self.build_mode;
-        let mut new_run = Vec::new();
         let snapshot = Snapshot {
             indexed_len_bytes: self.indexed_len_bytes,
             next_seq: self.next_seq,
@@ -868,113 +866,128 @@ impl Store {
             tail_block_start_bytes: self.hasher.tail_block_start_bytes(),
             tail_hash: self.hasher.tail_hash(),
         };
-        {
-            let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
-            // The last stored page is extended while it has room (format-spec/index.md).
-            let base_seq = write_from;
-            let mut page = PageBuilder::default();
-            let mut page_first = base_seq;
-            let last = records
-                .last()
-                .map_err(|e| index_error(path, e))?
-                .map(|(key, value)| {
-                    PageView::new(value.value())
-                        .map(|view| (key.value(), view.len(), PageBuilder::from_page(&view)))
-                })
-                .transpose()
-                .map_err(|error| index_error(path, error.0))?;
-            match last {
-                Some((first, count, builder))
-                    if first.checked_add(count as u64) == Some(base_seq) =>
-                {
-                    page = builder;
-                    page_first = first;
+        // The tables this handle reads stay open until the commit succeeds: if anything fails
+        // (a damaged page met while merging ids, a full disk), the handle goes on answering
+        // from them and its overlay.
+        let written = (|| -> Result<Vec<(u64, u64)>> {
+            let mut new_run = Vec::new();
+            {
+                let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
+                // The last stored page is extended while it has room (format-spec/index.md).
+                let base_seq = write_from;
+                let mut page = PageBuilder::default();
+                let mut page_first = base_seq;
+                let last = records
+                    .last()
+                    .map_err(|e| index_error(path, e))?
+                    .map(|(key, value)| {
+                        PageView::new(value.value())
+                            .map(|view| (key.value(), view.len(), PageBuilder::from_page(&view)))
+                    })
+                    .transpose()
+                    .map_err(|error| index_error(path, error.0))?;
+                match last {
+                    Some((first, count, builder))
+                        if first.checked_add(count as u64) == Some(base_seq) =>
+                    {
+                        page = builder;
+                        page_first = first;
+                    }
+                    None if base_seq == 0 => {}
+                    _ => {
+                        return Err(index_error(
+                            path,
+                            format!("the last record page does not end at record {base_seq}"),
+                        ));
+                    }
                 }
-                None if base_seq == 0 => {}
-                _ => {
-                    return Err(index_error(
-                        path,
-                        format!("the last record page does not end at record {base_seq}"),
-                    ));
+                let skipped = (write_from - self.overlay.base_seq) as usize;
+                for record in &self.overlay.records[skipped..] {
+                    if !page.fits(record) {
+                        let count = page.len() as u64;
+                        records
+                            .insert(page_first, page.finish().as_slice())
+                            .map_err(|e| index_error(path, e))?;
+                        page_first += count;
+                    }
+                    page.push(record);
                 }
-            }
-            let skipped = (write_from - self.overlay.base_seq) as usize;
-            for record in &self.overlay.records[skipped..] {
-                if !page.fits(record) {
-                    let count = page.len() as u64;
+                if !page.is_empty() {
                     records
                         .insert(page_first, page.finish().as_slice())
                         .map_err(|e| index_error(path, e))?;
-                    page_first += count;
                 }
-                page.push(record);
-            }
-            if !page.is_empty() {
-                records
-                    .insert(page_first, page.finish().as_slice())
+                let mut new_ids: Vec<(u64, u64)> = self
+                    .overlay
+                    .ids
+                    .iter()
+                    .filter(|(_, seq)| **seq >= write_from)
+                    .map(|(key, seq)| (*key, *seq))
+                    .collect();
+                new_ids.sort_unstable();
+                if write_run {
+                    new_run = new_ids;
+                } else {
+                    let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
+                    id_table::merge_into(&mut ids, &new_ids).map_err(|e| index_error(path, e))?;
+                }
+                let mut collisions = txn
+                    .open_table(ID_COLLISIONS)
                     .map_err(|e| index_error(path, e))?;
-            }
-            let mut new_ids: Vec<(u64, u64)> = self
-                .overlay
-                .ids
-                .iter()
-                .filter(|(_, seq)| **seq >= write_from)
-                .map(|(key, seq)| (*key, *seq))
-                .collect();
-            new_ids.sort_unstable();
-            if write_run {
-                new_run = new_ids;
-            } else {
-                let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-                id_table::merge_into(&mut ids, &new_ids).map_err(|e| index_error(path, e))?;
-            }
-            let mut collisions = txn
-                .open_table(ID_COLLISIONS)
-                .map_err(|e| index_error(path, e))?;
-            for (id, seq) in &self.overlay.id_collisions {
-                if *seq >= write_from {
-                    collisions
-                        .insert(id.as_str(), *seq)
+                for (id, seq) in &self.overlay.id_collisions {
+                    if *seq >= write_from {
+                        collisions
+                            .insert(id.as_str(), *seq)
+                            .map_err(|e| index_error(path, e))?;
+                    }
+                }
+                let mut children = txn.open_table(CHILDREN).map_err(|e| index_error(path, e))?;
+                let mut pairs: Vec<(u64, u64)> = self
+                    .overlay
+                    .children
+                    .iter()
+                    .flat_map(|(parent, kids)| kids.iter().map(move |kid| (*parent, *kid)))
+                    .filter(|(_, kid)| *kid >= write_from)
+                    .collect();
+                pairs.sort_unstable();
+                for pair in pairs {
+                    children
+                        .insert(pair, ())
                         .map_err(|e| index_error(path, e))?;
                 }
-            }
-            let mut children = txn.open_table(CHILDREN).map_err(|e| index_error(path, e))?;
-            let mut pairs: Vec<(u64, u64)> = self
-                .overlay
-                .children
-                .iter()
-                .flat_map(|(parent, kids)| kids.iter().map(move |kid| (*parent, *kid)))
-                .filter(|(_, kid)| *kid >= write_from)
-                .collect();
-            pairs.sort_unstable();
-            for pair in pairs {
-                children
-                    .insert(pair, ())
+                let mut labels = txn.open_table(LABELS).map_err(|e| index_error(path, e))?;
+                for (target, value) in &self.overlay.labels {
+                    match value {
+                        Some(value) => labels
+                            .insert(target.as_str(), value.encode().as_slice())
+                            .map(drop),
+                        None => labels.remove(target.as_str()).map(drop),
+                    }
                     .map_err(|e| index_error(path, e))?;
-            }
-            let mut labels = txn.open_table(LABELS).map_err(|e| index_error(path, e))?;
-            for (target, value) in &self.overlay.labels {
-                match value {
-                    Some(value) => labels
-                        .insert(target.as_str(), value.encode().as_slice())
-                        .map(drop),
-                    None => labels.remove(target.as_str()).map(drop),
                 }
-                .map_err(|e| index_error(path, e))?;
-            }
-            let mut blocks = txn.open_table(BLOCKS).map_err(|e| index_error(path, e))?;
-            for (index, hash) in self.hasher.finished() {
-                blocks
-                    .insert(*index, &hash[..])
+                let mut blocks = txn.open_table(BLOCKS).map_err(|e| index_error(path, e))?;
+                for (index, hash) in self.hasher.finished() {
+                    blocks
+                        .insert(*index, &hash[..])
+                        .map_err(|e| index_error(path, e))?;
+                }
+                let mut meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
+                meta.insert(META_SNAPSHOT, snapshot.encode().as_slice())
+                    .map_err(|e| index_error(path, e))?;
+                meta.insert(META_STATE, self.state.encode().as_slice())
                     .map_err(|e| index_error(path, e))?;
             }
-            let mut meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
-            meta.insert(META_SNAPSHOT, snapshot.encode().as_slice())
-                .map_err(|e| index_error(path, e))?;
-            meta.insert(META_STATE, self.state.encode().as_slice())
-                .map_err(|e| index_error(path, e))?;
-        }
-        txn.commit().map_err(|e| index_error(path, e))?;
+            txn.commit().map_err(|e| index_error(path, e))?;
+            Ok(new_run)
+        })();
+        let new_run = match written {
+            Ok(new_run) => new_run,
+            Err(error) => {
+                self.tables = tables;
+                return Err(error);
+            }
+        };
+        drop(tables);
         if write_run {
             self.id_runs.push(new_run);
         }
