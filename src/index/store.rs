@@ -1022,9 +1022,27 @@ impl Store {
         self.guard(|| self.record_unguarded(seq))
     }
 
-    fn existing_record_unguarded(&self, seq: u64) -> Result<Record> {
-        self.record_unguarded(seq)?
-            .ok_or_else(|| self.read_error(format!("record {seq} is missing")))
+    /// Whether the record of `seq` (which must exist) has the id `id`, without decoding the
+    /// rest of it.
+    fn record_has_id(&self, seq: u64, id: &str) -> Result<bool> {
+        if seq >= self.overlay.base_seq {
+            return match self
+                .overlay
+                .records
+                .get((seq - self.overlay.base_seq) as usize)
+            {
+                Some(record) => Ok(record.id == id),
+                None => Err(self.read_error(format!("record {seq} is missing"))),
+            };
+        }
+        let Some((first, value)) = self.stored_page(seq)? else {
+            return Err(self.read_error(format!("record {seq} is missing")));
+        };
+        let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
+        let record = page
+            .get((seq - first) as usize)
+            .ok_or_else(|| self.read_error(format!("record {seq} is missing")))?;
+        Ok(record.id().map_err(|error| self.read_error(error.0))? == id)
     }
 
     fn record_unguarded(&self, seq: u64) -> Result<Option<Record>> {
@@ -1239,7 +1257,7 @@ impl Store {
         let Some(owner) = owner else {
             return Ok(None);
         };
-        if self.existing_record_unguarded(owner)?.id == id {
+        if self.record_has_id(owner, id)? {
             return Ok(Some(owner));
         }
         if let Some(seq) = self.overlay.id_collisions.get(id) {
@@ -1277,7 +1295,7 @@ impl Store {
         let key = id_key(id);
         if !is_exact_key(key) {
             let held_by_other = self.guard(|| match self.id_owner(key)? {
-                Some(owner) => Ok(self.existing_record_unguarded(owner)?.id != id),
+                Some(owner) => Ok(!self.record_has_id(owner, id)?),
                 None => Ok(false),
             })?;
             if held_by_other {
