@@ -58,6 +58,18 @@ pub struct Record {
 }
 
 impl Record {
+    /// Whether every link of the record of `seq` points where the tree rules allow: its parent
+    /// before it, its jump pointer and its nearest compaction / model / thinking entries at it
+    /// or before it (each may be SEQ_NONE). A record that breaks this was damaged on disk.
+    pub fn links_point_back(&self, seq: u64) -> bool {
+        let at_or_before = |link: u64| link == SEQ_NONE || link <= seq;
+        (self.parent_seq == SEQ_NONE || self.parent_seq < seq)
+            && at_or_before(self.jump_seq)
+            && at_or_before(self.compaction_seq)
+            && at_or_before(self.model_seq)
+            && at_or_before(self.thinking_seq)
+    }
+
     /// Appends the fixed-width part of the record (without its id) to `out`; `id_end` is where
     /// the id ends in its page's id heap.
     fn encode_fixed(&self, id_end: u32, out: &mut Vec<u8>) {
@@ -586,6 +598,35 @@ const _: () = assert!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Links may point back (or at the record itself, or nowhere); one that points forward
+    /// is damage, which a flush must refuse to carry into a rewritten page.
+    #[test]
+    fn links_point_back_only() {
+        let record = sample_record();
+        let seq = 1000;
+        let mut ok = record.clone();
+        (
+            ok.parent_seq,
+            ok.jump_seq,
+            ok.compaction_seq,
+            ok.model_seq,
+            ok.thinking_seq,
+        ) = (999, 500, seq, SEQ_NONE, 3);
+        assert!(ok.links_point_back(seq));
+        let forward: [fn(&mut Record); 5] = [
+            |r| r.parent_seq = 1000,
+            |r| r.jump_seq = 1001,
+            |r| r.compaction_seq = 0xCEFF_FFFF_FFFF,
+            |r| r.model_seq = 1001,
+            |r| r.thinking_seq = u64::MAX - 1,
+        ];
+        for damage in forward {
+            let mut bad = ok.clone();
+            damage(&mut bad);
+            assert!(!bad.links_point_back(seq), "{bad:?}");
+        }
+    }
 
     fn sample_record() -> Record {
         Record {

@@ -45,10 +45,13 @@ pub(crate) fn lookup(
 
 /// Files `entries` (sorted by key, no key twice) into `table`: each page they fall into is
 /// rewritten once with them merged in (a key already there takes the new seq), and a page
-/// that grows past the maximum is split.
+/// that grows past the maximum is split. A page being rewritten must name only seqs below
+/// `stored_seq_end` (the records the table describes): rewriting a page damaged on disk would
+/// give the damage a valid redb checksum.
 pub(crate) fn merge_into(
     table: &mut Table<'_, u64, &'static [u8]>,
     entries: &[(u64, u64)],
+    stored_seq_end: u64,
 ) -> IdResult<()> {
     let mut next = 0;
     while next < entries.len() {
@@ -63,6 +66,12 @@ pub(crate) fn merge_into(
                 Some((page_key, page)) => {
                     let page_key = page_key.value();
                     let old: Vec<(u64, u64)> = decode(page_key, page.value())?.entries().collect();
+                    if let Some((key, seq)) = old.iter().find(|(_, seq)| *seq >= stored_seq_end) {
+                        return Err(format!(
+                            "id page {page_key:#x} files key {key:#x} under seq {seq}, past the \
+                             {stored_seq_end} stored records"
+                        ));
+                    }
                     (Some(page_key), old)
                 }
                 None => (None, Vec::new()),
@@ -167,7 +176,7 @@ mod tests {
                 let txn = db.begin_write().expect("write");
                 {
                     let mut table = txn.open_table(IDS).expect("table");
-                    merge_into(&mut table, &entries).expect("merge");
+                    merge_into(&mut table, &entries, u64::MAX).expect("merge");
                 }
                 txn.commit().expect("commit");
                 model.extend(batch.iter().map(|(k, v)| (*k, *v)));

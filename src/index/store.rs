@@ -16,7 +16,7 @@ use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
 use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
 use crate::format::record::{
-    LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
+    DecodeError, LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
 };
 use crate::limits::{
     FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN, REBUILD_FLUSH_BYTES_MAX,
@@ -874,48 +874,60 @@ impl Store {
             {
                 let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
                 // The last stored page is extended while it has room (format-spec/index.md).
-                let base_seq = write_from;
-                let mut page = PageBuilder::default();
-                let mut page_first = base_seq;
-                let last = records
-                    .last()
-                    .map_err(|e| index_error(path, e))?
-                    .map(|(key, value)| {
-                        PageView::new(value.value())
-                            .map(|view| (key.value(), view.len(), PageBuilder::from_page(&view)))
-                    })
-                    .transpose()
-                    .map_err(|error| index_error(path, error.0))?;
-                match last {
-                    Some((first, count, builder))
-                        if first.checked_add(count as u64) == Some(base_seq) =>
-                    {
-                        page = builder;
-                        page_first = first;
-                    }
-                    None if base_seq == 0 => {}
-                    _ => {
-                        return Err(index_error(
-                            path,
-                            format!("the last record page does not end at record {base_seq}"),
-                        ));
-                    }
-                }
                 let skipped = (write_from - self.overlay.base_seq) as usize;
-                for record in &self.overlay.records[skipped..] {
-                    if !page.fits(record) {
-                        let count = page.len() as u64;
+                // Stored pages are rewritten only when records are added, after the last one's
+                // records are checked: rewriting a page damaged on disk would give the damage a
+                // valid redb checksum, which a full check could then no longer see.
+                if skipped < self.overlay.records.len() {
+                    let base_seq = write_from;
+                    let mut page = PageBuilder::default();
+                    let mut page_first = base_seq;
+                    let last = records
+                        .last()
+                        .map_err(|e| index_error(path, e))?
+                        .map(|(key, value)| {
+                            let first = key.value();
+                            let view = PageView::new(value.value())?;
+                            for (index, record) in view.decode_all()?.iter().enumerate() {
+                                let seq = first + index as u64;
+                                if !record.links_point_back(seq) {
+                                    return Err(DecodeError(format!("record {seq} links forward")));
+                                }
+                            }
+                            Ok((first, view.len(), PageBuilder::from_page(&view)))
+                        })
+                        .transpose()
+                        .map_err(|error| index_error(path, error.0))?;
+                    match last {
+                        Some((first, count, builder))
+                            if first.checked_add(count as u64) == Some(base_seq) =>
+                        {
+                            page = builder;
+                            page_first = first;
+                        }
+                        None if base_seq == 0 => {}
+                        _ => {
+                            return Err(index_error(
+                                path,
+                                format!("the last record page does not end at record {base_seq}"),
+                            ));
+                        }
+                    }
+                    for record in &self.overlay.records[skipped..] {
+                        if !page.fits(record) {
+                            let count = page.len() as u64;
+                            records
+                                .insert(page_first, page.finish().as_slice())
+                                .map_err(|e| index_error(path, e))?;
+                            page_first += count;
+                        }
+                        page.push(record);
+                    }
+                    if !page.is_empty() {
                         records
                             .insert(page_first, page.finish().as_slice())
                             .map_err(|e| index_error(path, e))?;
-                        page_first += count;
                     }
-                    page.push(record);
-                }
-                if !page.is_empty() {
-                    records
-                        .insert(page_first, page.finish().as_slice())
-                        .map_err(|e| index_error(path, e))?;
                 }
                 let mut new_ids: Vec<(u64, u64)> = self
                     .overlay
@@ -929,7 +941,8 @@ impl Store {
                     new_run = new_ids;
                 } else {
                     let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-                    id_table::merge_into(&mut ids, &new_ids).map_err(|e| index_error(path, e))?;
+                    id_table::merge_into(&mut ids, &new_ids, write_from)
+                        .map_err(|e| index_error(path, e))?;
                 }
                 let mut collisions = txn
                     .open_table(ID_COLLISIONS)
