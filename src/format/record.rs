@@ -453,6 +453,51 @@ pub struct State {
     pub header_recovered: bool,
 }
 
+impl State {
+    /// What is wrong with this state for an index of `next_seq` records over the first
+    /// `indexed_len_bytes` of the log, if anything. Every field is derived from the records, so
+    /// one that disagrees with them was damaged on disk; the index is then rebuilt rather than
+    /// trusted (and written back by the next flush with a valid checksum).
+    pub fn inconsistency(&self, next_seq: u64, indexed_len_bytes: u64) -> Option<String> {
+        let names_a_record = |seq: u64| seq == SEQ_NONE || seq < next_seq;
+        if !names_a_record(self.leaf_seq) {
+            return Some(format!("leaf {} past {next_seq} records", self.leaf_seq));
+        }
+        if !names_a_record(self.session_info_seq) {
+            return Some(format!(
+                "session info {} past {next_seq} records",
+                self.session_info_seq
+            ));
+        }
+        if self.entry_count.checked_add(self.opaque_count) != Some(next_seq) {
+            return Some(format!(
+                "{} entries and {} opaque records for {next_seq} records",
+                self.entry_count, self.opaque_count
+            ));
+        }
+        let by_kind = self
+            .kind_counts
+            .iter()
+            .try_fold(0u64, |sum, count| sum.checked_add(*count));
+        if self.kind_counts[0] != 0 || by_kind != Some(self.entry_count) {
+            return Some(format!(
+                "entries by kind {:?} do not add up to {}",
+                self.kind_counts, self.entry_count
+            ));
+        }
+        let header_end = self.header_offset_bytes.checked_add(self.header_len_bytes);
+        if self.header_offset_bytes != SEQ_NONE
+            && header_end.is_none_or(|end| end > indexed_len_bytes)
+        {
+            return Some(format!(
+                "header at {}+{} past the {indexed_len_bytes} indexed bytes",
+                self.header_offset_bytes, self.header_len_bytes
+            ));
+        }
+        None
+    }
+}
+
 impl Default for State {
     fn default() -> Self {
         State {
@@ -625,6 +670,38 @@ mod tests {
             let mut bad = ok.clone();
             damage(&mut bad);
             assert!(!bad.links_point_back(seq), "{bad:?}");
+        }
+    }
+
+    /// A state that agrees with its records passes; each field damaged past what the records
+    /// allow is named.
+    #[test]
+    fn state_inconsistencies_are_named() {
+        let mut good = State {
+            leaf_seq: 9,
+            session_info_seq: SEQ_NONE,
+            header_offset_bytes: 0,
+            header_len_bytes: 100,
+            entry_count: 8,
+            opaque_count: 2,
+            ..State::default()
+        };
+        good.kind_counts[1] = 8;
+        assert_eq!(good.inconsistency(10, 5000), None);
+        type Damage = fn(&mut State);
+        let damaged: [(&str, Damage); 6] = [
+            ("leaf", |s| s.leaf_seq = 10),
+            ("session info", |s| s.session_info_seq = u64::MAX - 5376),
+            ("opaque", |s| s.opaque_count = 3),
+            ("by kind", |s| s.kind_counts[2] = 1),
+            ("by kind", |s| s.kind_counts[0] = 1),
+            ("header", |s| s.header_len_bytes = 5001),
+        ];
+        for (what, damage) in damaged {
+            let mut state = good.clone();
+            damage(&mut state);
+            let reason = state.inconsistency(10, 5000).expect(what);
+            assert!(reason.contains(what), "{what}: {reason}");
         }
     }
 

@@ -442,6 +442,9 @@ impl Store {
             Some(Err(error)) => return Ok(Err(format!("corrupt state: {}", error.0))),
             None => return Ok(Err("index has no state".into())),
         };
+        if let Some(reason) = state.inconsistency(snapshot.next_seq, snapshot.indexed_len_bytes) {
+            return Ok(Err(format!("inconsistent state: {reason}")));
+        }
         drop(meta);
         drop(txn);
 
