@@ -352,22 +352,11 @@ mod tests {
         let start = line.find(r#"{"role""#).expect("message start") as u32;
         let len = r#"{"role":"user","content":"}"}"#.len() as u32;
         let record = |span| Record {
-            offset_bytes: 0,
-            len_bytes: line.len() as u32,
-            crc32: 0,
-            parent_seq: SEQ_NONE,
             jump_seq: 0,
-            depth: 0,
             kind: Some(EntryKind::Message),
-            assistant: false,
-            side: false,
-            opaque_code: 0,
-            timestamp_ms: 0,
-            compaction_seq: SEQ_NONE,
-            model_seq: SEQ_NONE,
-            thinking_seq: SEQ_NONE,
             message_span: span,
             id: "a".into(),
+            ..Record::unlinked(0, line.len() as u32)
         };
         let scanned = field(line, "message").expect("the line has a message");
         let range = indexed_message(&record(Some((start, len))), line).expect("a valid span");

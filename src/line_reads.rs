@@ -244,28 +244,6 @@ pub(crate) fn check_crc(path: &Path, record: &Record, bytes: &[u8]) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::record::SEQ_NONE;
-
-    fn record(offset_bytes: u64, len_bytes: u32) -> Record {
-        Record {
-            offset_bytes,
-            len_bytes,
-            crc32: 0,
-            parent_seq: SEQ_NONE,
-            jump_seq: SEQ_NONE,
-            depth: 0,
-            kind: None,
-            assistant: false,
-            side: false,
-            opaque_code: 0,
-            timestamp_ms: 0,
-            compaction_seq: SEQ_NONE,
-            model_seq: SEQ_NONE,
-            thinking_seq: SEQ_NONE,
-            message_span: None,
-            id: String::new(),
-        }
-    }
 
     /// Short wanted lines between long unwanted ones (another branch) are read one by one
     /// rather than with the gaps, which would make the buffer ~40 times what is needed; the
@@ -276,7 +254,7 @@ mod tests {
         let mut lines = Vec::new();
         for n in 0..200 {
             let wanted = format!("{{\"n\":{n}}}");
-            let mut line = record(log.len() as u64, wanted.len() as u32);
+            let mut line = Record::unlinked(log.len() as u64, wanted.len() as u32);
             line.crc32 = crc32fast::hash(wanted.as_bytes());
             lines.push(line);
             log.extend_from_slice(wanted.as_bytes());
@@ -299,12 +277,12 @@ mod tests {
     #[test]
     fn reads_gather_nearby_lines() {
         let lines = [
-            record(100, 10),  // read 0 at buffer 0
-            record(111, 20),  // joins: gap 1 byte
-            record(5000, 30), // gap 4,869 > 4,096: read 1 at buffer 31
-            record(9126, 5),  // gap exactly 4,096: joins read 1
-            record(50, 10),   // before read 1's start: read 2
-            record(50, 10),   // the same line again: joins read 2 at the same place
+            Record::unlinked(100, 10),  // read 0 at buffer 0
+            Record::unlinked(111, 20),  // joins: gap 1 byte
+            Record::unlinked(5000, 30), // gap 4,869 > 4,096: read 1 at buffer 31
+            Record::unlinked(9126, 5),  // gap exactly 4,096: joins read 1
+            Record::unlinked(50, 10),   // before read 1's start: read 2
+            Record::unlinked(50, 10),   // the same line again: joins read 2 at the same place
         ];
         let refs: Vec<&Record> = lines.iter().collect();
         let (reads, ranges) = plan_reads(&refs, GAP_READ_MAX_BYTES);

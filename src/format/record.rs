@@ -57,6 +57,32 @@ pub struct Record {
     pub id: String,
 }
 
+#[cfg(test)]
+impl Record {
+    /// The record of a line of `len_bytes` bytes at `offset_bytes` with no links, no kind and
+    /// no id: the base that tests fill in.
+    pub(crate) fn unlinked(offset_bytes: u64, len_bytes: u32) -> Record {
+        Record {
+            offset_bytes,
+            len_bytes,
+            crc32: 0,
+            parent_seq: SEQ_NONE,
+            jump_seq: SEQ_NONE,
+            depth: 0,
+            kind: None,
+            assistant: false,
+            side: false,
+            opaque_code: 0,
+            timestamp_ms: 0,
+            compaction_seq: SEQ_NONE,
+            model_seq: SEQ_NONE,
+            thinking_seq: SEQ_NONE,
+            message_span: None,
+            id: String::new(),
+        }
+    }
+}
+
 impl Record {
     /// Whether every link of the record of `seq` points where the tree rules allow: its parent
     /// before it, its jump pointer and its nearest compaction / model / thinking entries at it
