@@ -209,26 +209,7 @@ mod tests {
         store
             .catch_up(&storage)
             .expect("catch-up of an in-memory log");
-        let mut out = format!(
-            "len {} next {} state {:?} hash {:?} tail {:?}\n",
-            store.indexed_len_bytes,
-            store.next_seq,
-            store.state,
-            store.first_line_hash,
-            store.hasher.tail_hash()
-        );
-        for seq in 0..store.next_seq {
-            let record = store.existing_record(seq).expect("indexed record");
-            let found = store.seq_of(&record.id).expect("id lookup");
-            let kids = store.children_of(seq).expect("children");
-            out.push_str(&format!("{seq} {record:?} {found:?} {kids:?}\n"));
-        }
-        out.push_str(&format!(
-            "roots {:?} labels {:?}\n",
-            store.children_of(crate::format::record::SEQ_NONE),
-            store.labels()
-        ));
-        out
+        crate::index::store::tests::dump(&store)
     }
 
     fn sequential() -> Tuning {

@@ -1599,7 +1599,7 @@ fn open_database(path: &Path) -> Result<Database> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::cell::Cell;
 
@@ -1625,9 +1625,18 @@ mod tests {
         dump(&store)
     }
 
-    /// Every record, what its id finds, its children; then a missing id, the roots, labels.
-    fn dump(store: &Store) -> String {
-        let mut out = format!("{:?} {}\n", store.state, store.next_seq);
+    /// Everything a store answers, to compare two ways of building it: the indexed length,
+    /// state and hashes; every record, what its id finds, its children; then a missing id, the
+    /// roots and the labels.
+    pub(crate) fn dump(store: &Store) -> String {
+        let mut out = format!(
+            "len {} next {} state {:?} hash {:?} tail {:?}\n",
+            store.indexed_len_bytes,
+            store.next_seq,
+            store.state,
+            store.first_line_hash,
+            store.hasher.tail_hash()
+        );
         for seq in 0..store.next_seq {
             let record = store.existing_record(seq).expect("record");
             let found = store.seq_of(&record.id).expect("id lookup");
