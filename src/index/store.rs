@@ -816,6 +816,72 @@ impl Store {
         guarded(&sidecar, || self.write_overlay(&sidecar, identity))
     }
 
+    /// Writes the overlay's records from `write_from` on into record pages, extending the last
+    /// stored page while it has room (format-spec/index.md).
+    fn write_record_pages(
+        &self,
+        records: &mut redb::Table<'_, u64, &'static [u8]>,
+        write_from: u64,
+        path: &Path,
+    ) -> Result<()> {
+        let skipped = (write_from - self.overlay.base_seq) as usize;
+        // Stored pages are rewritten only when records are added, after the last one's records
+        // are checked: rewriting a page damaged on disk would give the damage a valid redb
+        // checksum, which a full check could then no longer see.
+        if skipped == self.overlay.records.len() {
+            return Ok(());
+        }
+        let mut page = PageBuilder::default();
+        let mut page_first = write_from;
+        let last = records
+            .last()
+            .map_err(|e| index_error(path, e))?
+            .map(|(key, value)| {
+                let first = key.value();
+                let view = PageView::new(value.value())?;
+                for (index, record) in view.decode_all()?.iter().enumerate() {
+                    let seq = first + index as u64;
+                    if !record.links_point_back(seq) {
+                        return Err(DecodeError(format!("record {seq} links forward")));
+                    }
+                }
+                Ok((first, view.len(), PageBuilder::from_page(&view)))
+            })
+            .transpose()
+            .map_err(|error| index_error(path, error.0))?;
+        match last {
+            Some((first, count, builder))
+                if first.checked_add(count as u64) == Some(write_from) =>
+            {
+                page = builder;
+                page_first = first;
+            }
+            None if write_from == 0 => {}
+            _ => {
+                return Err(index_error(
+                    path,
+                    format!("the last record page does not end at record {write_from}"),
+                ));
+            }
+        }
+        for record in &self.overlay.records[skipped..] {
+            if !page.fits(record) {
+                let count = page.len() as u64;
+                records
+                    .insert(page_first, page.finish().as_slice())
+                    .map_err(|e| index_error(path, e))?;
+                page_first += count;
+            }
+            page.push(record);
+        }
+        if !page.is_empty() {
+            records
+                .insert(page_first, page.finish().as_slice())
+                .map_err(|e| index_error(path, e))?;
+        }
+        Ok(())
+    }
+
     fn write_overlay(&mut self, path: &Path, identity: FileIdentity) -> Result<()> {
         self.ensure_writer()?;
         let db = writer(&self.db, path)?;
@@ -876,62 +942,7 @@ impl Store {
             let mut new_run = Vec::new();
             {
                 let mut records = txn.open_table(RECORDS).map_err(|e| index_error(path, e))?;
-                // The last stored page is extended while it has room (format-spec/index.md).
-                let skipped = (write_from - self.overlay.base_seq) as usize;
-                // Stored pages are rewritten only when records are added, after the last one's
-                // records are checked: rewriting a page damaged on disk would give the damage a
-                // valid redb checksum, which a full check could then no longer see.
-                if skipped < self.overlay.records.len() {
-                    let base_seq = write_from;
-                    let mut page = PageBuilder::default();
-                    let mut page_first = base_seq;
-                    let last = records
-                        .last()
-                        .map_err(|e| index_error(path, e))?
-                        .map(|(key, value)| {
-                            let first = key.value();
-                            let view = PageView::new(value.value())?;
-                            for (index, record) in view.decode_all()?.iter().enumerate() {
-                                let seq = first + index as u64;
-                                if !record.links_point_back(seq) {
-                                    return Err(DecodeError(format!("record {seq} links forward")));
-                                }
-                            }
-                            Ok((first, view.len(), PageBuilder::from_page(&view)))
-                        })
-                        .transpose()
-                        .map_err(|error| index_error(path, error.0))?;
-                    match last {
-                        Some((first, count, builder))
-                            if first.checked_add(count as u64) == Some(base_seq) =>
-                        {
-                            page = builder;
-                            page_first = first;
-                        }
-                        None if base_seq == 0 => {}
-                        _ => {
-                            return Err(index_error(
-                                path,
-                                format!("the last record page does not end at record {base_seq}"),
-                            ));
-                        }
-                    }
-                    for record in &self.overlay.records[skipped..] {
-                        if !page.fits(record) {
-                            let count = page.len() as u64;
-                            records
-                                .insert(page_first, page.finish().as_slice())
-                                .map_err(|e| index_error(path, e))?;
-                            page_first += count;
-                        }
-                        page.push(record);
-                    }
-                    if !page.is_empty() {
-                        records
-                            .insert(page_first, page.finish().as_slice())
-                            .map_err(|e| index_error(path, e))?;
-                    }
-                }
+                self.write_record_pages(&mut records, write_from, path)?;
                 let mut new_ids: Vec<(u64, u64)> = self
                     .overlay
                     .ids
