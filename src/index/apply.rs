@@ -358,7 +358,7 @@ fn owned_parent(parent: ParentRef<'_>) -> ParentRef<'static> {
 }
 
 /// The line with its borrowed text copied, so it can leave the chunk it was read from.
-pub(crate) fn owned_line(line: Line<'_>) -> Line<'static> {
+fn owned_line(line: Line<'_>) -> Line<'static> {
     match line {
         Line::Blank => Line::Blank,
         Line::Header(header) => Line::Header(HeaderLine {

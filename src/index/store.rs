@@ -89,17 +89,21 @@ struct ReadTables {
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
 }
 
+/// A hash map keyed by seqs or id keys, with a hasher seeded per process.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Index content derived from lines not yet written to redb. Sequence numbers in
 /// `records` are contiguous from `base_seq`.
 #[derive(Default)]
 pub(crate) struct Overlay {
     pub base_seq: u64,
     pub records: Vec<Record>,
-    /// Id key (`format::id_index`) → the latest seq filed under it.
-    pub ids: HashMap<u64, u64>,
+    /// Id key (`format::id_index`) → the latest seq filed under it. Keys come from the log,
+    /// so the map keeps a seeded hasher (foldhash: a quarter of SipHash's cost on u64 keys).
+    pub ids: FastMap<u64, u64>,
     /// Ids whose key another id holds → their latest seq.
     pub id_collisions: HashMap<String, u64>,
-    pub children: HashMap<u64, Vec<u64>>,
+    pub children: FastMap<u64, Vec<u64>>,
     /// `None` marks a label that was cleared.
     pub labels: HashMap<String, Option<LabelValue>>,
     pub base_len_bytes: u64,
@@ -126,7 +130,7 @@ pub(crate) struct Store {
     build_mode: bool,
     /// Links of committed records recently looked up while indexing (jump pointers reach far
     /// back, so the same few ancestors are looked up again and again). Bounded.
-    links_cache: RefCell<HashMap<u64, Links>>,
+    links_cache: RefCell<FastMap<u64, Links>>,
     /// Scratch space for scans, kept between catch-ups.
     scan_buf: Vec<u8>,
     /// The log's identity or times differ from the snapshot's although its bytes were checked
@@ -232,7 +236,7 @@ impl Store {
             first_line_hash: [0; 32],
             legacy_session_id: String::new(),
             build_mode: false,
-            links_cache: RefCell::new(HashMap::new()),
+            links_cache: RefCell::new(FastMap::default()),
             scan_buf: Vec::new(),
             identity_outdated: false,
             write_failure: None,
