@@ -1,4 +1,5 @@
-//! Repeated context builds and path walks on one open session (minimum of N runs):
+//! Repeated context builds and path walks (ids in one buffer, as `treelog bench` measures
+//! them) on one open session (minimum of N runs):
 //! `cargo run --release --example context_loop FILE [N]` (`SKIP_PATH=1`: context only).
 use std::time::{Duration, Instant};
 
@@ -25,7 +26,7 @@ fn main() {
             continue;
         }
         let start = Instant::now();
-        hops = session.path_ids(None).expect("path").len();
+        hops = session.path_id_list(None).expect("path").len();
         path_best = path_best.min(start.elapsed());
     }
     if std::env::var_os("SKIP_PATH").is_some() {
