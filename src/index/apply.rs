@@ -54,6 +54,17 @@ impl Store {
         crc32: u32,
         bytes: Option<&[u8]>,
     ) -> Result<()> {
+        let applied = self.apply_line_once(offset_bytes, len_bytes, crc32, bytes);
+        self.stop_after_failure(applied)
+    }
+
+    fn apply_line_once(
+        &mut self,
+        offset_bytes: u64,
+        len_bytes: u64,
+        crc32: u32,
+        bytes: Option<&[u8]>,
+    ) -> Result<()> {
         debug_assert_eq!(
             offset_bytes, self.indexed_len_bytes,
             "lines are applied in order, without gaps"
@@ -101,7 +112,17 @@ impl Store {
         debug_assert!(self.settled_legacy_v1().is_some());
         debug_assert_eq!(offset_bytes, self.indexed_len_bytes);
         self.indexed_len_bytes = offset_bytes + len_bytes + 1;
-        self.apply_classified(offset_bytes, len_bytes, crc32, line, false)
+        let applied = self.apply_classified(offset_bytes, len_bytes, crc32, line, false);
+        self.stop_after_failure(applied)
+    }
+
+    /// A line that failed to apply may be half applied (counted in `indexed_len_bytes`, its
+    /// record missing): the store then indexes and writes nothing more (`check_applicable`).
+    fn stop_after_failure(&mut self, applied: Result<()>) -> Result<()> {
+        if let Err(error) = &applied {
+            self.apply_failure = Some(error.to_string());
+        }
+        applied
     }
 
     fn apply_classified(

@@ -138,6 +138,9 @@ pub(crate) struct Store {
     identity_outdated: bool,
     /// Why writing the index failed, after which this handle stops trying.
     write_failure: Option<String>,
+    /// Why indexing a line failed, after which this store neither indexes nor writes anything
+    /// (the line may be half applied); the log must be opened again.
+    pub(super) apply_failure: Option<String>,
     /// When a catch-up runs on two threads.
     pub(crate) parallel: Tuning,
     /// While rebuilding, each flush keeps its id entries, sorted, in memory (an id run: 16
@@ -240,6 +243,7 @@ impl Store {
             scan_buf: Vec::new(),
             identity_outdated: false,
             write_failure: None,
+            apply_failure: None,
             parallel: Tuning::default(),
             id_runs: Vec::new(),
         }
@@ -630,6 +634,9 @@ impl Store {
         self.next_seq = 0;
         self.first_line_hash = [0; 32];
         self.links_cache.borrow_mut().clear();
+        // A rebuild starts over from the log: a line that failed against the old index is
+        // applied again against the new one.
+        self.apply_failure = None;
         self.refresh_tables()
     }
 
@@ -680,6 +687,7 @@ impl Store {
     /// Returns the log's length as seen before the scan (lines appended during the scan may
     /// or may not be included; they are caught by the next call).
     pub fn catch_up(&mut self, storage: &dyn LogStorage) -> Result<u64> {
+        self.check_applicable()?;
         if self.state.header_version < crate::format::CURRENT_VERSION
             && self.legacy_session_id.is_empty()
             && self.indexed_len_bytes > 0
@@ -739,6 +747,7 @@ impl Store {
     /// and exactly that plus `bytes` after it (no other writer's bytes around them), and that
     /// `bytes` is whole lines, each ending in `\n`.
     pub fn apply_written(&mut self, bytes: &[u8]) -> Result<()> {
+        self.check_applicable()?;
         let start = self.indexed_len_bytes;
         debug_assert!(bytes.ends_with(b"\n"), "appends end with a newline");
         let mut line_start = 0;
@@ -881,6 +890,7 @@ impl Store {
     }
 
     fn write_overlay(&mut self, path: &Path, identity: FileIdentity) -> Result<()> {
+        self.check_applicable()?;
         self.ensure_writer()?;
         let db = writer(&self.db, path)?;
         // Kept until the snapshot check passes: if another handle changed the index, this
@@ -1465,6 +1475,16 @@ impl Store {
     /// `open_log` fuzz target) becomes an [`Error::Index`] instead of unwinding into the caller.
     fn guard<T>(&self, work: impl FnOnce() -> Result<T>) -> Result<T> {
         guarded(self.sidecar_path.as_deref().unwrap_or(&self.log_path), work)
+    }
+
+    /// Refuses to index or write after a line failed to apply (`apply_failure`).
+    fn check_applicable(&self) -> Result<()> {
+        match &self.apply_failure {
+            None => Ok(()),
+            Some(reason) => Err(self.read_error(format!(
+                "indexing stopped at a line that failed ({reason}); open the log again"
+            ))),
+        }
     }
 
     pub(crate) fn read_error(&self, error: impl std::fmt::Display) -> Error {
