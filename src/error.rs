@@ -16,8 +16,10 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// The sidecar index could not be used (it is rebuilt where possible; this error is only
-    /// returned where even a fresh index could not be written).
+    /// The sidecar index could not be used. An open rebuilds it where possible, so there this
+    /// error means even a fresh index could not be written; on an open handle (a refresh or an
+    /// append meeting a damaged index page) it means the handle stopped indexing, and opening
+    /// the log again rebuilds.
     #[error("{path}: index: {reason}")]
     Index { path: PathBuf, reason: String },
 

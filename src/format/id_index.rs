@@ -317,6 +317,25 @@ pub(crate) mod tests {
     }
 
     proptest::proptest! {
+        /// Any 8 lowercase hex digits are their own value; any other 8 bytes of ASCII are
+        /// hashed.
+        #[test]
+        fn hex_ids_are_their_value(value in 0u32.., byte in 0u8..128, at in 0usize..8) {
+            let id = format!("{value:08x}");
+            proptest::prop_assert_eq!(id_key(&id), u64::from(value));
+            let mut other = id.into_bytes();
+            other[at] = byte;
+            let other = String::from_utf8(other).expect("ASCII");
+            let hex = other.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+            proptest::prop_assert_eq!(is_exact_key(id_key(&other)), hex);
+            if hex {
+                proptest::prop_assert_eq!(
+                    id_key(&other),
+                    u64::from_str_radix(&other, 16).expect("hex")
+                );
+            }
+        }
+
         /// Merged runs are the union in key order, the largest seq winning a repeated key.
         #[test]
         fn merged_runs_are_the_union(

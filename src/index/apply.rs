@@ -117,10 +117,14 @@ impl Store {
     }
 
     /// A line that failed to apply may be half applied (counted in `indexed_len_bytes`, its
-    /// record missing): the store then indexes and writes nothing more (`check_applicable`).
+    /// record missing, the hasher ahead of it on the two-thread path or behind it on the
+    /// plain scan): the store then indexes and writes nothing more (`check_applicable`).
     fn stop_after_failure(&mut self, applied: Result<()>) -> Result<()> {
         if let Err(error) = &applied {
-            self.apply_failure = Some(error.to_string());
+            self.apply_failure = Some(match error {
+                crate::error::Error::Index { reason, .. } => reason.clone(),
+                other => other.to_string(),
+            });
         }
         applied
     }

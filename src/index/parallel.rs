@@ -23,14 +23,12 @@ use crate::storage::LogStorage;
 /// `Tuning::chunk_len_max`; past that the rest of the log goes through the plain scan.
 const CHUNK_GROWTH: usize = 4;
 
-/// Classified chunks waiting for the calling thread, besides the one the worker is on. More
+/// Classified chunks waiting for the calling thread, besides the one the worker is filling and
+/// the one the calling thread is applying: at most four chunks are in memory at once. More
 /// would let the worker go on through a whole flush (~0.1 s, ~15 chunks at 1M entries), but
 /// 8 and 16 measured no faster than 2 in alternating rebuilds at 1M (medians 2.42, 2.42 and
 /// 2.57 s) for 30 and 65 MB more memory.
 const CHUNKS_AHEAD: usize = 2;
-
-/// How far hashing runs ahead of the line being applied (see `apply_steps`).
-const HASH_AHEAD_BYTES: usize = 64 * 1024;
 
 /// When and how a catch-up runs on two threads (tests shrink the sizes to exercise every path
 /// on small logs).
@@ -41,6 +39,8 @@ pub(crate) struct Tuning {
     /// Bytes read and classified per step.
     pub chunk_len: usize,
     pub chunk_len_max: usize,
+    /// How far hashing runs ahead of the line being applied (see `apply_steps`).
+    pub hash_ahead_bytes: usize,
 }
 
 impl Default for Tuning {
@@ -49,6 +49,7 @@ impl Default for Tuning {
             min_bytes: 16 * 1024 * 1024,
             chunk_len: 4 * 1024 * 1024,
             chunk_len_max: 64 * 1024 * 1024,
+            hash_ahead_bytes: 64 * 1024,
         }
     }
 }
@@ -114,7 +115,7 @@ pub(crate) fn catch_up_parallel(
             return Ok(());
         };
         // Returning drops `steps`, which stops the worker at its next send.
-        let applied = apply_steps(store, steps, spares, &mut after_chunk);
+        let applied = apply_steps(store, steps, spares, tuning, &mut after_chunk);
         let joined = worker.join();
         applied?;
         joined.map_err(|_| Error::Index {
@@ -137,7 +138,13 @@ fn classify_ahead(
     loop {
         // A buffer the calling thread is done with: a fresh 4 MiB buffer costs a page fault
         // per 4 KiB page, which was a sixth of a chunk's reading and classifying.
-        let spare = spares.try_recv().unwrap_or_default();
+        // A buffer grown for a long line is let go: kept in circulation, a few of them would
+        // hold up to `chunk_len_max` each for the rest of the catch-up.
+        let spare = spares
+            .try_recv()
+            .ok()
+            .filter(|spare| spare.capacity() <= tuning.chunk_len)
+            .unwrap_or_default();
         let chunk = match read_chunk(storage, offset_bytes, end_bytes, tuning, spare) {
             Ok(Some(chunk)) => chunk,
             Ok(None) => return,
@@ -159,6 +166,7 @@ fn apply_steps(
     store: &mut Store,
     steps: mpsc::Receiver<Result<ClassifiedChunk>>,
     spares: mpsc::Sender<Vec<u8>>,
+    tuning: Tuning,
     after_chunk: &mut impl FnMut(&mut Store) -> Result<()>,
 ) -> Result<()> {
     for step in steps {
@@ -172,7 +180,7 @@ fn apply_steps(
             lines.drain(..).try_for_each(|line| {
                 let line_end = (line.offset_bytes - chunk.offset_bytes + line.len_bytes) as usize;
                 if line_end >= hashed {
-                    let until = (line_end + HASH_AHEAD_BYTES).min(chunk.bytes.len());
+                    let until = (line_end + tuning.hash_ahead_bytes).min(chunk.bytes.len());
                     store.hasher.update(&chunk.bytes[hashed..until]);
                     hashed = until;
                 }
@@ -285,6 +293,7 @@ mod tests {
             min_bytes: 0,
             chunk_len: 300,
             chunk_len_max: 2000,
+            hash_ahead_bytes: 70,
         }
     }
 
@@ -329,6 +338,9 @@ mod tests {
     struct FailingReads {
         log: MemoryStorage,
         fail_from_bytes: u64,
+        /// Only the first read past `fail_from_bytes` fails: a worker that dropped its error
+        /// would leave the rest to the plain scan, which would then succeed.
+        failed: std::sync::atomic::AtomicBool,
     }
 
     impl LogStorage for FailingReads {
@@ -339,7 +351,9 @@ mod tests {
             self.log.identity()
         }
         fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
-            if offset + buf.len() as u64 > self.fail_from_bytes {
+            if offset + buf.len() as u64 > self.fail_from_bytes
+                && !self.failed.swap(true, std::sync::atomic::Ordering::SeqCst)
+            {
                 return Err(std::io::Error::other("injected read failure"));
             }
             self.log.read_at(offset, buf)
@@ -358,9 +372,10 @@ mod tests {
         }
     }
 
-    /// A read that fails on the worker fails the catch-up with the log's path and the read,
-    /// and leaves the store at the end of the last chunk read before it, hashed: nothing past
-    /// the failure is indexed, nothing before it is lost.
+    /// A read that fails once on the worker fails the catch-up with the log's path and the
+    /// read, and leaves the store at the end of the last chunk read before it, hashed: nothing
+    /// past the failure is indexed, nothing before it is lost (every chunk read before it is
+    /// applied), and a second catch-up indexes the rest as one from scratch would.
     #[test]
     fn worker_read_error_is_the_callers() {
         let templates: Vec<usize> = (0..200).map(|n| n % 4).collect();
@@ -373,12 +388,14 @@ mod tests {
         let storage = FailingReads {
             log: MemoryStorage::new("/t/log.jsonl", log.clone()),
             fail_from_bytes,
+            failed: std::sync::atomic::AtomicBool::new(false),
         };
         let mut store = Store::in_memory(storage.path());
         store.parallel = Tuning {
             min_bytes: 0,
             chunk_len: 1000,
             chunk_len_max: 4000,
+            hash_ahead_bytes: 100,
         };
         let error = store.catch_up(&storage).expect_err("reads fail half way");
         let message = error.to_string();
@@ -388,7 +405,7 @@ mod tests {
         );
         let indexed = store.indexed_len_bytes;
         assert!(
-            indexed > 0 && indexed <= fail_from_bytes,
+            indexed <= fail_from_bytes && indexed + 1000 > fail_from_bytes,
             "{indexed} of {fail_from_bytes}"
         );
         assert_eq!(log[indexed as usize - 1], b'\n', "stopped at a line end");
@@ -404,6 +421,11 @@ mod tests {
         assert_eq!(
             crate::index::store::tests::dump(&store),
             crate::index::store::tests::dump(&expected)
+        );
+        store.catch_up(&storage).expect("the read succeeds again");
+        assert_eq!(
+            crate::index::store::tests::dump(&store),
+            index_of(&log, sequential())
         );
     }
 
@@ -424,6 +446,7 @@ mod tests {
             headerless in any::<bool>(),
             torn_tail in any::<bool>(),
             chunk_len in 50usize..900,
+            hash_ahead_bytes in 0usize..400,
         ) {
             let header = match (headerless, v1) {
                 (true, _) => "",
@@ -431,7 +454,12 @@ mod tests {
                 (false, false) => r#"{"type":"session","version":3,"id":"s3","cwd":"/w"}"#,
             };
             let log = log_of(header, &templates, torn_tail);
-            let tuning = Tuning { min_bytes: 0, chunk_len, chunk_len_max: chunk_len * 5 };
+            let tuning = Tuning {
+                min_bytes: 0,
+                chunk_len,
+                chunk_len_max: chunk_len * 5,
+                hash_ahead_bytes,
+            };
             prop_assert_eq!(index_of(&log, tuning), index_of(&log, sequential()));
         }
     }

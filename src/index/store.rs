@@ -315,7 +315,7 @@ impl Store {
                     })
                 }
                 Err(Error::Index { reason, .. }) => {
-                    rebuild_reason = Some(format!("index unwritable: {reason}"))
+                    rebuild_reason = Some(format!("index unusable while catching up: {reason}"))
                 }
                 Err(error) => return Err(error),
             }
@@ -726,7 +726,8 @@ impl Store {
                 })?;
             }
             // What is left: short catch-ups, the last partial line, lines too long to read in
-            // one chunk.
+            // one chunk, and everything when no worker thread could be started or the first
+            // chunk held no non-blank line.
             scan_lines(
                 storage,
                 self.indexed_len_bytes,
