@@ -429,6 +429,45 @@ mod tests {
         );
     }
 
+    /// A line that fails to apply on the two-thread path (its parent names a record that is
+    /// missing) stops the store: the catch-up fails, and so does every later one, instead of
+    /// going on after the failed line as if it were indexed.
+    #[test]
+    fn failed_apply_stops_the_store() {
+        let templates: Vec<usize> = (0..100).map(|n| n % 4).collect();
+        let mut log = log_of(
+            r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#,
+            &templates,
+            false,
+        );
+        log.extend_from_slice(
+            br#"{"type":"message","id":"f0000001","parentId":"0badc0de","message":{"role":"user"}}"#,
+        );
+        log.push(b'\n');
+        let tail: Vec<usize> = (0..100).map(|n| n % 4).collect();
+        log.extend_from_slice(&log_of("", &tail, false));
+        let storage = MemoryStorage::new("/t/log.jsonl", log);
+        let mut store = Store::in_memory(storage.path());
+        store.parallel = tiny();
+        // The overlay files the parent's id under a record it does not hold.
+        store
+            .overlay
+            .ids
+            .insert(crate::format::id_index::id_key("0badc0de"), 1_000_000);
+        let first = store.catch_up(&storage).expect_err("the parent is missing");
+        assert!(
+            first.to_string().contains("record 1000000 is missing"),
+            "{first}"
+        );
+        let indexed = store.indexed_len_bytes;
+        let again = store.catch_up(&storage).expect_err("still stopped");
+        assert!(again.to_string().contains("indexing stopped"), "{again}");
+        assert_eq!(
+            store.indexed_len_bytes, indexed,
+            "nothing indexed after the failure"
+        );
+    }
+
     /// The bundled pi transcript indexes the same on two threads as on one.
     #[test]
     fn pi_sample_same_as_sequential() {
