@@ -136,10 +136,10 @@ fn classify_ahead(
     spares: mpsc::Receiver<Vec<u8>>,
 ) {
     loop {
-        // A buffer the calling thread is done with: a fresh 4 MiB buffer costs a page fault
-        // per 4 KiB page, which was a sixth of a chunk's reading and classifying.
-        // A buffer grown for a long line is let go: kept in circulation, a few of them would
-        // hold up to `chunk_len_max` each for the rest of the catch-up.
+        // A buffer the calling thread is done with (a fresh 4 MiB buffer costs a page fault
+        // per 4 KiB page, which was a sixth of a chunk's reading and classifying), unless it
+        // was grown for a long line: kept in circulation, a few of those would hold up to
+        // `chunk_len_max` each for the rest of the catch-up.
         let spare = spares
             .try_recv()
             .ok()
@@ -321,6 +321,17 @@ mod tests {
         }
     }
 
+    /// A v3 log of `count` entries of the first four templates (message, long message, label,
+    /// compaction).
+    fn entries_log(count: usize) -> Vec<u8> {
+        let templates: Vec<usize> = (0..count).map(|n| n % 4).collect();
+        log_of(
+            r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#,
+            &templates,
+            false,
+        )
+    }
+
     fn log_of(header: &str, templates: &[usize], torn_tail: bool) -> Vec<u8> {
         let mut log = header.as_bytes().to_vec();
         log.push(b'\n');
@@ -378,12 +389,7 @@ mod tests {
     /// applied), and a second catch-up indexes the rest as one from scratch would.
     #[test]
     fn worker_read_error_is_the_callers() {
-        let templates: Vec<usize> = (0..200).map(|n| n % 4).collect();
-        let log = log_of(
-            r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#,
-            &templates,
-            false,
-        );
+        let log = entries_log(200);
         let fail_from_bytes = log.len() as u64 / 2;
         let storage = FailingReads {
             log: MemoryStorage::new("/t/log.jsonl", log.clone()),
@@ -434,18 +440,15 @@ mod tests {
     /// going on after the failed line as if it were indexed.
     #[test]
     fn failed_apply_stops_the_store() {
-        let templates: Vec<usize> = (0..100).map(|n| n % 4).collect();
-        let mut log = log_of(
-            r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#,
-            &templates,
-            false,
-        );
+        let mut log = entries_log(100);
         log.extend_from_slice(
             br#"{"type":"message","id":"f0000001","parentId":"0badc0de","message":{"role":"user"}}"#,
         );
         log.push(b'\n');
-        let tail: Vec<usize> = (0..100).map(|n| n % 4).collect();
-        log.extend_from_slice(&log_of("", &tail, false));
+        for n in 100..200 {
+            log.extend_from_slice(&line(n % 4, n));
+            log.push(b'\n');
+        }
         let storage = MemoryStorage::new("/t/log.jsonl", log);
         let mut store = Store::in_memory(storage.path());
         store.parallel = tiny();
