@@ -1,5 +1,7 @@
 //! Append throughput with index maintenance:
-//! `cargo run --release --example append_timing [N] [BATCH]` (BATCH entries per append_many).
+//! `cargo run --release --example append_timing [N] [BATCH] [LOG]` (BATCH entries per
+//! append_many). With LOG, the appends go to that existing log (pass a copy: it grows), to
+//! see the rate on a long history; without it, to a new log in a temporary directory.
 use std::time::Instant;
 
 use serde_json::value::RawValue;
@@ -14,16 +16,23 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1)
         .max(1);
+    let existing = std::env::args().nth(3).map(std::path::PathBuf::from);
     let dir = std::env::temp_dir().join(format!("treelog-append-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("append.jsonl");
-    // Create the log first, so that the timed session keeps a sidecar index.
-    let mut first =
-        treelog::Session::open(&path, treelog::SessionOptions::default()).expect("create");
-    first
-        .append_message(r#"{"role":"user","content":"start","timestamp":0}"#)
-        .expect("first append");
-    first.close().expect("close");
+    let path = match &existing {
+        Some(path) => path.clone(),
+        None => {
+            std::fs::create_dir_all(&dir).expect("temp dir");
+            let path = dir.join("append.jsonl");
+            // Create the log first, so that the timed session keeps a sidecar index.
+            let mut first =
+                treelog::Session::open(&path, treelog::SessionOptions::default()).expect("create");
+            first
+                .append_message(r#"{"role":"user","content":"start","timestamp":0}"#)
+                .expect("first append");
+            first.close().expect("close");
+            path
+        }
+    };
     let mut session =
         treelog::Session::open(&path, treelog::SessionOptions::default()).expect("open");
     assert!(!matches!(
@@ -51,5 +60,7 @@ fn main() {
         "{done} appends in batches of {batch} in {elapsed:?}: {:.0} appends/s",
         done as f64 / elapsed.as_secs_f64()
     );
-    std::fs::remove_dir_all(&dir).ok();
+    if existing.is_none() {
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -934,10 +934,13 @@ impl Session {
             ids.push(id);
         }
 
-        if let Err(error) = self.storage.append(&bytes) {
-            self.poisoned = Some(format!("write failed: {error}"));
-            return Err(Error::io(self.storage.path(), "append", error));
-        }
+        let end_bytes = match self.storage.append(&bytes) {
+            Ok(end_bytes) => end_bytes,
+            Err(error) => {
+                self.poisoned = Some(format!("write failed: {error}"));
+                return Err(Error::io(self.storage.path(), "append", error));
+            }
+        };
         let sync_now = match self.options.durability {
             Durability::EveryAppend => true,
             Durability::Batched(every) => {
@@ -953,15 +956,9 @@ impl Session {
         // The lines just written are indexed from memory when the log holds exactly what it
         // held before plus them; otherwise (a torn tail was ended, or another writer that takes
         // no lock appended meanwhile) they are read back, so the index sees exactly the file.
-        let identity = self
-            .storage
-            .identity()
-            .map_err(|e| Error::io(self.storage.path(), "stat", e))?;
         // This relies on O_APPEND writes being atomic with respect to other appenders, as on
-        // local POSIX filesystems (not NFS): the log's length then proves where ours landed.
-        if log_len == self.store.indexed_len_bytes
-            && identity.len_bytes == log_len + bytes.len() as u64
-        {
+        // local POSIX filesystems (not NFS): where the write ended then proves where it began.
+        if log_len == self.store.indexed_len_bytes && end_bytes == log_len + bytes.len() as u64 {
             self.store.apply_written(&bytes)?;
         } else {
             self.store.catch_up(self.storage.as_mut())?;

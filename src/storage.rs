@@ -2,7 +2,7 @@
 //! writes, failed syncs, a full disk, lost unsynced bytes) without touching the engine.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -20,17 +20,23 @@ pub struct FileIdentity {
 
 /// What the engine needs from the file holding a log.
 ///
-/// Contract: `append` writes all of `bytes` at the end of the file or returns an error (after
-/// which some prefix of `bytes` may be in the file); `sync` makes every appended byte durable
-/// or returns an error. A file that does not exist yet has length 0 and is created by the first
-/// `append`.
+/// Contract: `append` writes all of `bytes` at the end of the file and returns the file's
+/// length just after the write, that is where the bytes ended (another process may append
+/// right after them), or returns an error (after which some prefix of `bytes` may be in the
+/// file); `sync` makes every appended byte durable or returns an error. A file that does not
+/// exist yet has length 0 and is created by the first `append`.
 pub trait LogStorage: Send + Sync {
     /// Path of the log, for error messages.
     fn path(&self) -> &Path;
     fn identity(&self) -> io::Result<FileIdentity>;
+    /// The file's length: `identity().len_bytes`, for backends that can tell it more cheaply
+    /// (a catch-up asks before every append, and almost always finds nothing new).
+    fn len_bytes(&self) -> io::Result<u64> {
+        Ok(self.identity()?.len_bytes)
+    }
     /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (0 at the end).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
-    fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
+    fn append(&mut self, bytes: &[u8]) -> io::Result<u64>;
     fn sync(&mut self) -> io::Result<()>;
     /// Takes the exclusive advisory lock that serialises appenders (blocking).
     fn lock(&mut self) -> io::Result<()>;
@@ -147,6 +153,15 @@ impl LogStorage for FileStorage {
         })
     }
 
+    /// One `lseek` instead of a `statx`: reads use `pread` and writes `O_APPEND`, so the
+    /// file position this moves is never used otherwise.
+    fn len_bytes(&self) -> io::Result<u64> {
+        match self.existing_file()? {
+            Some(mut file) => file.seek(SeekFrom::End(0)),
+            None => Ok(0),
+        }
+    }
+
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         match self.existing_file()? {
             Some(file) => file.read_at(buf, offset),
@@ -154,8 +169,12 @@ impl LogStorage for FileStorage {
         }
     }
 
-    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.file_for_append()?.write_all(bytes)
+    /// The end comes from the file position: an `O_APPEND` write moves it to the end of what
+    /// it wrote, atomically with the write on local filesystems.
+    fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
+        let file = self.file_for_append()?;
+        file.write_all(bytes)?;
+        file.stream_position()
     }
 
     fn sync(&mut self) -> io::Result<()> {
@@ -233,9 +252,9 @@ impl LogStorage for MemoryStorage {
         Ok(read_bytes_at(&self.bytes, offset, buf))
     }
 
-    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
         self.bytes.extend_from_slice(bytes);
-        Ok(())
+        Ok(self.bytes.len() as u64)
     }
 
     fn sync(&mut self) -> io::Result<()> {

@@ -100,7 +100,7 @@ impl LogStorage for FaultyStorage {
         Ok(read_bytes_at(&self.disk().written, offset, buf))
     }
 
-    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
         let mut disk = self.disk();
         let nth = disk.writes;
         disk.writes += 1;
@@ -125,7 +125,7 @@ impl LogStorage for FaultyStorage {
             }
         }
         disk.written.extend_from_slice(bytes);
-        Ok(())
+        Ok(disk.written.len() as u64)
     }
 
     fn sync(&mut self) -> io::Result<()> {

@@ -424,11 +424,11 @@ impl SharedLog {
         self.bytes.lock().expect("log lock").clone()
     }
 
-    fn push(&self, bytes: &[u8]) {
-        self.bytes
-            .lock()
-            .expect("log lock")
-            .extend_from_slice(bytes);
+    /// Appends `bytes`; returns the log's length just after them.
+    fn push(&self, bytes: &[u8]) -> u64 {
+        let mut log = self.bytes.lock().expect("log lock");
+        log.extend_from_slice(bytes);
+        log.len() as u64
     }
 }
 
@@ -453,9 +453,8 @@ impl LogStorage for SharedStorage {
         Ok(treelog::storage::read_bytes_at(&bytes, offset, buf))
     }
 
-    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.log.push(bytes);
-        Ok(())
+    fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
+        Ok(self.log.push(bytes))
     }
 
     fn sync(&mut self) -> io::Result<()> {

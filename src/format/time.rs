@@ -7,13 +7,33 @@ pub fn format_iso_ms(epoch_ms: i64) -> String {
     let days = epoch_ms.div_euclid(86_400_000);
     let ms_of_day = epoch_ms.rem_euclid(86_400_000);
     let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        ms_of_day / 3_600_000,
-        (ms_of_day / 60_000) % 60,
-        (ms_of_day / 1000) % 60,
-        ms_of_day % 1000
-    )
+    if !(0..=9999).contains(&year) {
+        // Out of a wall clock's range: as `{:04}` would print it (JavaScript would throw).
+        return format!(
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+            ms_of_day / 3_600_000,
+            (ms_of_day / 60_000) % 60,
+            (ms_of_day / 1000) % 60,
+            ms_of_day % 1000
+        );
+    }
+    // Digits written in place: an append formats one timestamp, and `format!` was a
+    // twentieth of a small append.
+    let mut text = *b"0000-00-00T00:00:00.000Z";
+    let mut put = |at: usize, width: usize, mut value: i64| {
+        for slot in text[at..at + width].iter_mut().rev() {
+            *slot = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, year);
+    put(5, 2, month);
+    put(8, 2, day);
+    put(11, 2, ms_of_day / 3_600_000);
+    put(14, 2, (ms_of_day / 60_000) % 60);
+    put(17, 2, (ms_of_day / 1000) % 60);
+    put(20, 3, ms_of_day % 1000);
+    String::from_utf8(text.to_vec()).expect("the template and the digits are ASCII")
 }
 
 /// Parses the ISO-8601 forms `Date.parse` accepts in practice for transcript timestamps:
@@ -152,6 +172,35 @@ mod tests {
             assert_eq!(parse_iso_ms(text), Some(ms), "{text}");
             assert_eq!(format_iso_ms(ms), text);
         }
+    }
+
+    proptest::proptest! {
+        /// The hand-written digits print every instant of years 0..=9999 as `format!` would,
+        /// and parse back to the same instant.
+        #[test]
+        fn digits_in_place_match_format(ms in -62_167_219_200_000i64..=253_402_300_799_999) {
+            let days = ms.div_euclid(86_400_000);
+            let ms_of_day = ms.rem_euclid(86_400_000);
+            let (year, month, day) = civil_from_days(days);
+            let expected = format!(
+                "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+                ms_of_day / 3_600_000,
+                (ms_of_day / 60_000) % 60,
+                (ms_of_day / 1000) % 60,
+                ms_of_day % 1000
+            );
+            proptest::prop_assert_eq!(format_iso_ms(ms), expected);
+            proptest::prop_assert_eq!(parse_iso_ms(&format_iso_ms(ms)), Some(ms));
+        }
+    }
+
+    /// Years past 9999 are printed in full rather than cut to four digits.
+    #[test]
+    fn years_past_9999_keep_their_digits() {
+        assert_eq!(
+            format_iso_ms(253_402_300_800_000),
+            "10000-01-01T00:00:00.000Z"
+        );
     }
 
     /// Other accepted spellings give the instant JavaScript's Date.parse gives.

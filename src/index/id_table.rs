@@ -1,6 +1,7 @@
 //! The paged id tables in redb (format-spec/index.md, "Ids"): a lookup, merging a flush's new
-//! ids into `ids`, and writing entries in key order. The page layout is
-//! `format::id_index`; errors come back as text for the store to wrap with the sidecar's path.
+//! ids into `ids-recent`, draining `ids-recent` into `ids`, and writing entries in key order.
+//! The page layout is `format::id_index`; errors come back as text for the store to wrap with
+//! the sidecar's path.
 
 use std::ops::Bound;
 
@@ -14,6 +15,25 @@ pub(crate) type IdPages<'name> = TableDefinition<'name, u64, &'static [u8]>;
 
 /// Key of the page → the page (format-spec/index.md).
 pub(crate) const IDS: IdPages<'static> = TableDefinition::new("ids");
+/// Ids filed since `ids` was last rewritten, in the same pages; an entry here is newer than
+/// one for the same key in `ids`.
+pub(crate) const IDS_RECENT: IdPages<'static> = TableDefinition::new("ids-recent");
+
+/// `ids-recent` is drained into `ids` once it has more pages than `ids` has divided by this:
+/// each flush then rewrites the pages of a table an eighth the size or less, and each drain
+/// rewrites `ids` once per roughly three new ids per page of it.
+const RECENT_SHARE_MAX: u64 = 8;
+/// ... and more than this many pages (small logs drain rarely and cheaply).
+const RECENT_PAGES_MIN: u64 = 32;
+
+/// Whether `ids-recent`, of `recent_pages` pages, should be drained into `ids`, of `ids_pages`.
+pub(crate) fn drain_due(recent_pages: u64, ids_pages: u64) -> bool {
+    #[cfg(test)]
+    if let Some(pages_min) = tests::recent_pages_min() {
+        return recent_pages > pages_min;
+    }
+    recent_pages > RECENT_PAGES_MIN.max(ids_pages / RECENT_SHARE_MAX)
+}
 /// Ids whose key another id holds in `ids` (almost always empty).
 pub(crate) const ID_COLLISIONS: TableDefinition<&str, u64> = TableDefinition::new("id-collisions");
 
@@ -106,6 +126,41 @@ pub(crate) fn merge_into(
     Ok(())
 }
 
+/// Moves every entry of `recent` into `ids` (an entry of `recent` wins over one for the same
+/// key in `ids`, being newer) and empties `recent`. The entries of `recent` must name seqs
+/// below `stored_seq_end` (the records once this transaction commits); the pages of `ids`
+/// being rewritten, seqs below `ids_seq_end` (the records when `ids` was last written, as
+/// for `merge_into`).
+pub(crate) fn drain_into(
+    recent: &mut Table<'_, u64, &'static [u8]>,
+    ids: &mut Table<'_, u64, &'static [u8]>,
+    stored_seq_end: u64,
+    ids_seq_end: u64,
+) -> IdResult<()> {
+    let mut entries: Vec<(u64, u64)> = Vec::new();
+    for item in recent.iter().map_err(|e| e.to_string())? {
+        let (page_key, page) = item.map_err(|e| e.to_string())?;
+        let view = decode(page_key.value(), page.value())?;
+        if entries
+            .last()
+            .is_some_and(|(last, _)| *last >= view.first_key())
+        {
+            return Err(format!(
+                "id page {:#x} overlaps the one before it",
+                view.first_key()
+            ));
+        }
+        entries.extend(view.entries());
+    }
+    if let Some((key, seq)) = entries.iter().find(|(_, seq)| *seq >= stored_seq_end) {
+        return Err(format!(
+            "ids-recent files key {key:#x} under seq {seq}, past the {stored_seq_end} records"
+        ));
+    }
+    merge_into(ids, &entries, ids_seq_end)?;
+    recent.retain(|_, _| false).map_err(|e| e.to_string())
+}
+
 /// Appends entries, in increasing key order and above every key in the table, as full pages.
 pub(crate) struct InOrderWriter {
     pending: Vec<(u64, u64)>,
@@ -146,10 +201,24 @@ impl InOrderWriter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
+
+    thread_local! {
+        static TEST_RECENT_PAGES_MIN: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// The drain threshold set by the test on this thread, if any.
+    pub(crate) fn recent_pages_min() -> Option<u64> {
+        TEST_RECENT_PAGES_MIN.with(std::cell::Cell::get)
+    }
+
+    /// Drains `ids-recent` whenever it has more than `pages_min` pages, on this thread.
+    pub(crate) fn set_recent_pages_min(pages_min: Option<u64>) {
+        TEST_RECENT_PAGES_MIN.with(|cell| cell.set(pages_min));
+    }
 
     fn database() -> redb::Database {
         redb::Database::builder()
@@ -195,5 +264,71 @@ mod tests {
             }
             prop_assert_eq!(stored, model.into_iter().collect::<Vec<_>>());
         }
+
+        /// Batches filed into `ids-recent`, drained into `ids` after the batches chosen, give
+        /// the same answers as a map when a lookup reads `ids-recent` first: a key refiled
+        /// later wins wherever each of its entries is, and a drain leaves `ids-recent` empty.
+        #[test]
+        fn recent_then_drained_answers_like_a_map(
+            batches in proptest::collection::vec(
+                (proptest::collection::btree_map(0u64..3_000, 0u64..1_000, 0..500),
+                 proptest::bool::ANY), 1..6),
+            probes in proptest::collection::vec(0u64..3_200, 50),
+        ) {
+            let db = database();
+            let mut model = BTreeMap::new();
+            // Seqs grow from batch to batch, as lines do.
+            for (round, (batch, drain)) in batches.iter().enumerate() {
+                let seq_base = round as u64 * 1_000;
+                let entries: Vec<(u64, u64)> =
+                    batch.iter().map(|(k, v)| (*k, seq_base + v)).collect();
+                let txn = db.begin_write().expect("write");
+                {
+                    let mut recent = txn.open_table(IDS_RECENT).expect("table");
+                    let mut ids = txn.open_table(IDS).expect("table");
+                    merge_into(&mut recent, &entries, seq_base).expect("merge");
+                    if *drain {
+                        drain_into(&mut recent, &mut ids, seq_base + 1_000, seq_base)
+                            .expect("drain");
+                        prop_assert_eq!(redb::ReadableTableMetadata::len(&recent).expect("len"), 0);
+                    }
+                }
+                txn.commit().expect("commit");
+                model.extend(entries);
+            }
+            let txn = redb::ReadableDatabase::begin_read(&db).expect("read");
+            let recent = txn.open_table(IDS_RECENT).expect("table");
+            let ids = txn.open_table(IDS).expect("table");
+            for key in model.keys().chain(&probes) {
+                let found = match lookup(&recent, *key).expect("lookup") {
+                    Some(seq) => Some(seq),
+                    None => lookup(&ids, *key).expect("lookup"),
+                };
+                prop_assert_eq!(found, model.get(key).copied());
+            }
+        }
+    }
+
+    /// A drain refuses an `ids-recent` entry past the records the tables will describe,
+    /// instead of filing it where a lookup would trust it.
+    #[test]
+    fn drain_refuses_seqs_past_the_records() {
+        let db = database();
+        let txn = db.begin_write().expect("write");
+        let mut recent = txn.open_table(IDS_RECENT).expect("table");
+        let mut ids = txn.open_table(IDS).expect("table");
+        merge_into(&mut recent, &[(7, 40)], 0).expect("merge");
+        let error = drain_into(&mut recent, &mut ids, 40, 0).expect_err("seq 40 of 40 records");
+        assert!(error.contains("past the 40 records"), "{error}");
+    }
+
+    /// The drain rule: never below the minimum, then once `ids-recent` passes an eighth of
+    /// `ids`.
+    #[test]
+    fn drain_due_at_an_eighth() {
+        assert!(!drain_due(RECENT_PAGES_MIN, 0));
+        assert!(drain_due(RECENT_PAGES_MIN + 1, 0));
+        assert!(!drain_due(1_000, 8_000));
+        assert!(drain_due(1_001, 8_000));
     }
 }

@@ -369,7 +369,7 @@ mod tests {
             }
             self.log.read_at(offset, buf)
         }
-        fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        fn append(&mut self, bytes: &[u8]) -> std::io::Result<u64> {
             self.log.append(bytes)
         }
         fn sync(&mut self) -> std::io::Result<()> {

@@ -11,7 +11,7 @@ use redb::{
 };
 
 use super::hashing::{PrefixHasher, block_hash};
-use super::id_table::{self, ID_COLLISIONS, IDS};
+use super::id_table::{self, ID_COLLISIONS, IDS, IDS_RECENT};
 use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
 use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
@@ -26,7 +26,7 @@ use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
 
 pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -84,6 +84,7 @@ pub enum IndexState {
 struct ReadTables {
     records: ReadOnlyTable<u64, &'static [u8]>,
     ids: ReadOnlyTable<u64, &'static [u8]>,
+    ids_recent: ReadOnlyTable<u64, &'static [u8]>,
     id_collisions: ReadOnlyTable<&'static str, u64>,
     children: ReadOnlyTable<(u64, u64), ()>,
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
@@ -619,6 +620,8 @@ impl Store {
                 txn.open_table(table).map_err(|e| index_error(&path, e))?;
             }
             txn.open_table(IDS).map_err(|e| index_error(&path, e))?;
+            txn.open_table(IDS_RECENT)
+                .map_err(|e| index_error(&path, e))?;
             txn.open_table(ID_COLLISIONS)
                 .map_err(|e| index_error(&path, e))?;
             txn.open_table(CHILDREN)
@@ -650,6 +653,9 @@ impl Store {
         self.tables = Some(ReadTables {
             records: txn.open_table(RECORDS).map_err(|e| index_error(&path, e))?,
             ids: txn.open_table(IDS).map_err(|e| index_error(&path, e))?,
+            ids_recent: txn
+                .open_table(IDS_RECENT)
+                .map_err(|e| index_error(&path, e))?,
             id_collisions: txn
                 .open_table(ID_COLLISIONS)
                 .map_err(|e| index_error(&path, e))?,
@@ -694,10 +700,16 @@ impl Store {
         {
             self.legacy_session_id = self.header_session_id(storage)?;
         }
+        let start = self.indexed_len_bytes;
+        let len_bytes = storage
+            .len_bytes()
+            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+        if len_bytes <= start {
+            return Ok(len_bytes);
+        }
         let identity = storage
             .identity()
             .map_err(|e| Error::io(storage.path(), "stat", e))?;
-        let start = self.indexed_len_bytes;
         if identity.len_bytes <= start {
             return Ok(identity.len_bytes);
         }
@@ -963,9 +975,22 @@ impl Store {
                 if write_run {
                     new_run = new_ids;
                 } else {
-                    let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-                    id_table::merge_into(&mut ids, &new_ids, write_from)
+                    // New ids go to the small `ids-recent`, which is drained into `ids` now
+                    // and then: merging them into `ids` rewrote most of its pages at every
+                    // flush once the log was long (format-spec/index.md, "Ids").
+                    let mut recent = txn
+                        .open_table(IDS_RECENT)
                         .map_err(|e| index_error(path, e))?;
+                    id_table::merge_into(&mut recent, &new_ids, write_from)
+                        .map_err(|e| index_error(path, e))?;
+                    let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
+                    let pages = |table: &redb::Table<'_, u64, &'static [u8]>| {
+                        table.len().map_err(|e| index_error(path, e))
+                    };
+                    if id_table::drain_due(pages(&recent)?, pages(&ids)?) {
+                        id_table::drain_into(&mut recent, &mut ids, self.next_seq, write_from)
+                            .map_err(|e| index_error(path, e))?;
+                    }
                 }
                 let mut collisions = txn
                     .open_table(ID_COLLISIONS)
@@ -1310,7 +1335,7 @@ impl Store {
     }
 
     /// The latest seq filed under `key`: the overlay, then the runs of a rebuild newest
-    /// first, then `ids`.
+    /// first, then `ids-recent`, then `ids`.
     fn id_owner(&self, key: u64) -> Result<Option<u64>> {
         if let Some(seq) = self.overlay.ids.get(&key) {
             return Ok(Some(*seq));
@@ -1323,6 +1348,11 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
+        if let Some(seq) =
+            id_table::lookup(&tables.ids_recent, key).map_err(|e| self.read_error(e))?
+        {
+            return Ok(Some(seq));
+        }
         id_table::lookup(&tables.ids, key).map_err(|e| self.read_error(e))
     }
 
@@ -1449,11 +1479,9 @@ impl Store {
             .stats()
             .map_err(|e| self.read_error(e))?
             .stored_bytes();
-        total += tables
-            .ids
-            .stats()
-            .map_err(|e| self.read_error(e))?
-            .stored_bytes();
+        for ids in [&tables.ids, &tables.ids_recent] {
+            total += ids.stats().map_err(|e| self.read_error(e))?.stored_bytes();
+        }
         total += tables
             .id_collisions
             .stats()
@@ -1775,6 +1803,47 @@ pub(crate) mod tests {
             assert_eq!(state, IndexState::Fresh);
             assert_eq!(dump(&store), expected);
         });
+    }
+
+    /// An index caught up and flushed in many steps answers exactly as a rebuild, whether
+    /// each flush drains `ids-recent` into `ids` or leaves its ids there: duplicate ids, ids
+    /// that move from one table to the other, opaque records, labels, branches.
+    #[test]
+    fn recent_ids_drained_or_not_answer_as_a_rebuild() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = repeating_ids_log();
+        let expected = rebuilt(dir.path(), "plain.jsonl", &log, None);
+        let line_ends: Vec<usize> = log
+            .iter()
+            .enumerate()
+            .filter(|(_, byte)| **byte == b'\n')
+            .map(|(at, _)| at + 1)
+            .collect();
+        for (name, pages_min) in [("drained.jsonl", Some(0)), ("kept.jsonl", None)] {
+            let path = dir.path().join(name);
+            let sidecar = crate::index::sidecar_path(&path);
+            crate::index::id_table::tests::set_recent_pages_min(pages_min);
+            let step = line_ends.len() / 24;
+            for end in line_ends.iter().step_by(step).chain(line_ends.last()) {
+                std::fs::write(&path, &log[..*end]).expect("extend the log");
+                let storage = crate::storage::FileStorage::open(&path).expect("open log");
+                let (mut store, _) =
+                    Store::open(&storage, &sidecar, Verify::Quick, false).expect("catch up");
+                store.flush(&storage).expect("flush");
+            }
+            crate::index::id_table::tests::set_recent_pages_min(None);
+            let storage = crate::storage::FileStorage::open(&path).expect("open log");
+            let (store, state) =
+                Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
+            assert_eq!(state, IndexState::Fresh, "{name}");
+            assert_eq!(dump(&store), expected, "{name}");
+            let tables = store.tables.as_ref().expect("a sidecar is open");
+            let recent_pages = redb::ReadableTableMetadata::len(&tables.ids_recent).expect("len");
+            match pages_min {
+                Some(_) => assert_eq!(recent_pages, 0, "every flush drained"),
+                None => assert!(recent_pages > 0, "the ids stayed in ids-recent"),
+            }
+        }
     }
 
     /// A rebuild that writes its ids in many runs (a flush every 7 lines) and merges them
