@@ -20,20 +20,12 @@ pub(crate) const IDS: IdPages<'static> = TableDefinition::new("ids");
 pub(crate) const IDS_RECENT: IdPages<'static> = TableDefinition::new("ids-recent");
 
 /// `ids-recent` is drained into `ids` once it has more pages than `ids` has divided by this:
-/// each flush then rewrites the pages of a table an eighth the size or less, and each drain
-/// rewrites `ids` once per roughly three new ids per page of it.
+/// a flush then rewrites pages of a table an eighth the size of `ids` or less, and `ids`
+/// itself is rewritten once per some twenty new ids per page of it.
 const RECENT_SHARE_MAX: u64 = 8;
 /// ... and more than this many pages (small logs drain rarely and cheaply).
 const RECENT_PAGES_MIN: u64 = 32;
 
-/// Whether `ids-recent`, of `recent_pages` pages, should be drained into `ids`, of `ids_pages`.
-pub(crate) fn drain_due(recent_pages: u64, ids_pages: u64) -> bool {
-    #[cfg(test)]
-    if let Some(pages_min) = tests::recent_pages_min() {
-        return recent_pages > pages_min;
-    }
-    recent_pages > RECENT_PAGES_MIN.max(ids_pages / RECENT_SHARE_MAX)
-}
 /// Ids whose key another id holds in `ids` (almost always empty).
 pub(crate) const ID_COLLISIONS: TableDefinition<&str, u64> = TableDefinition::new("id-collisions");
 
@@ -126,15 +118,27 @@ pub(crate) fn merge_into(
     Ok(())
 }
 
-/// Moves every entry of `recent` into `ids` (an entry of `recent` wins over one for the same
-/// key in `ids`, being newer) and empties `recent`. The entries of `recent` must name seqs
-/// below `stored_seq_end` (the records once this transaction commits); the pages of `ids`
-/// being rewritten, seqs below `ids_seq_end` (the records when `ids` was last written, as
-/// for `merge_into`).
+/// Whether a flush of `new_count` ids should drain `ids-recent` (of `recent_pages` pages)
+/// into `ids` (of `ids_pages`) instead of merging them into it: counting them as full pages.
+pub(crate) fn drain_due(recent_pages: u64, new_count: usize, ids_pages: u64) -> bool {
+    let recent_pages = recent_pages + new_count.div_ceil(ID_PAGE_ENTRIES_MAX) as u64;
+    #[cfg(test)]
+    if let Some(pages_min) = tests::recent_pages_min() {
+        return recent_pages > pages_min;
+    }
+    recent_pages > RECENT_PAGES_MIN.max(ids_pages / RECENT_SHARE_MAX)
+}
+
+/// Moves every entry of `recent`, and `new` (sorted by key, no key twice), into `ids`, and
+/// empties `recent`. `new` wins over `recent`, which wins over `ids` (each is newer). The
+/// entries of `recent` must name seqs below `recent_seq_end` (the records when it was last
+/// written); the pages of `ids` being rewritten, seqs below `ids_seq_end` (as for
+/// `merge_into`).
 pub(crate) fn drain_into(
     recent: &mut Table<'_, u64, &'static [u8]>,
     ids: &mut Table<'_, u64, &'static [u8]>,
-    stored_seq_end: u64,
+    new: &[(u64, u64)],
+    recent_seq_end: u64,
     ids_seq_end: u64,
 ) -> IdResult<()> {
     let mut entries: Vec<(u64, u64)> = Vec::new();
@@ -152,12 +156,12 @@ pub(crate) fn drain_into(
         }
         entries.extend(view.entries());
     }
-    if let Some((key, seq)) = entries.iter().find(|(_, seq)| *seq >= stored_seq_end) {
+    if let Some((key, seq)) = entries.iter().find(|(_, seq)| *seq >= recent_seq_end) {
         return Err(format!(
-            "ids-recent files key {key:#x} under seq {seq}, past the {stored_seq_end} records"
+            "ids-recent files key {key:#x} under seq {seq}, past the {recent_seq_end} records"
         ));
     }
-    merge_into(ids, &entries, ids_seq_end)?;
+    merge_into(ids, &merge_entries(&entries, new), ids_seq_end)?;
     recent.retain(|_, _| false).map_err(|e| e.to_string())
 }
 
@@ -286,11 +290,12 @@ pub(crate) mod tests {
                 {
                     let mut recent = txn.open_table(IDS_RECENT).expect("table");
                     let mut ids = txn.open_table(IDS).expect("table");
-                    merge_into(&mut recent, &entries, seq_base).expect("merge");
                     if *drain {
-                        drain_into(&mut recent, &mut ids, seq_base + 1_000, seq_base)
+                        drain_into(&mut recent, &mut ids, &entries, seq_base, seq_base)
                             .expect("drain");
                         prop_assert_eq!(redb::ReadableTableMetadata::len(&recent).expect("len"), 0);
+                    } else {
+                        merge_into(&mut recent, &entries, seq_base).expect("merge");
                     }
                 }
                 txn.commit().expect("commit");
@@ -318,17 +323,18 @@ pub(crate) mod tests {
         let mut recent = txn.open_table(IDS_RECENT).expect("table");
         let mut ids = txn.open_table(IDS).expect("table");
         merge_into(&mut recent, &[(7, 40)], 0).expect("merge");
-        let error = drain_into(&mut recent, &mut ids, 40, 0).expect_err("seq 40 of 40 records");
+        let error =
+            drain_into(&mut recent, &mut ids, &[], 40, 0).expect_err("seq 40 of 40 records");
         assert!(error.contains("past the 40 records"), "{error}");
     }
 
-    /// The drain rule: never below the minimum, then once `ids-recent` passes an eighth of
-    /// `ids`.
+    /// The drain rule: never below the minimum, then once `ids-recent` with the new ids as
+    /// full pages passes an eighth of `ids`.
     #[test]
     fn drain_due_at_an_eighth() {
-        assert!(!drain_due(RECENT_PAGES_MIN, 0));
-        assert!(drain_due(RECENT_PAGES_MIN + 1, 0));
-        assert!(!drain_due(1_000, 8_000));
-        assert!(drain_due(1_001, 8_000));
+        assert!(!drain_due(RECENT_PAGES_MIN, 0, 0));
+        assert!(drain_due(RECENT_PAGES_MIN, 1, 0));
+        assert!(!drain_due(999, ID_PAGE_ENTRIES_MAX, 8_000));
+        assert!(drain_due(999, ID_PAGE_ENTRIES_MAX + 1, 8_000));
     }
 }
