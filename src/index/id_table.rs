@@ -26,7 +26,7 @@ const RECENT_SHARE_MAX: u64 = 8;
 /// ... and more than this many pages (small logs drain rarely and cheaply).
 const RECENT_PAGES_MIN: u64 = 32;
 
-/// Ids whose key another id holds in `ids` (almost always empty).
+/// Ids whose key another id holds in `ids` or `ids-recent` (almost always empty).
 pub(crate) const ID_COLLISIONS: TableDefinition<&str, u64> = TableDefinition::new("id-collisions");
 
 type IdResult<T> = std::result::Result<T, String>;
