@@ -335,14 +335,49 @@ fn append_timestamp(out: &mut String, line: &str) {
     out.push_str(&millis.map_or("null".into(), |millis| millis.to_string()));
 }
 
-/// JavaScript truthiness of a JSON value.
+/// JavaScript truthiness of a JSON value: `null`, `false`, `""` and every number that
+/// `JSON.parse` reads as zero (`0.00`, `-0e5`, and `1e-400`, which underflows) are falsy.
 fn is_truthy(value: &JsonText) -> bool {
-    !matches!(value.get(), "null" | "false" | "0" | "\"\"" | "-0" | "0.0")
+    let text = value.get().trim_matches([' ', '\t', '\n', '\r']);
+    match text.as_bytes().first() {
+        None => false,
+        // Every JSON number is a valid Rust float, rounded to nearest as JavaScript does.
+        Some(b'-' | b'0'..=b'9') => text.parse::<f64>().map_or(true, |number| number != 0.0),
+        Some(_) => !matches!(text, "null" | "false" | "\"\""),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Truthiness as JavaScript's `Boolean(JSON.parse(text))` gives it (checked with node 20):
+    /// every spelling of zero is falsy, including one that underflows to zero.
+    #[test]
+    fn truthiness_matches_javascript() {
+        for (text, truthy) in [
+            ("0", false),
+            ("-0", false),
+            ("0.0", false),
+            ("0.00", false),
+            ("0e5", false),
+            ("-0.0e-3", false),
+            ("1e-400", false),
+            ("-1e-324", false),
+            ("4.9e-324", true),
+            ("1e400", true),
+            ("0.1", true),
+            ("\"0\"", true),
+            ("[]", true),
+            ("{}", true),
+            ("\"\"", false),
+            ("null", false),
+            ("false", false),
+            ("true", true),
+        ] {
+            assert_eq!(is_truthy(&raw(text.to_string())), truthy, "{text}");
+        }
+    }
 
     /// A recorded message span is used only where it still frames pi's `"message":{...}`; any
     /// other span (a damaged index) gives way to the scan.

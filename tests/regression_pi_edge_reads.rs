@@ -1,7 +1,9 @@
 //! Regressions on input pi reads one way and treelog read another (found by the bad-input
 //! tests): a header `"version": 3.0` was read as version 1 (JavaScript compares the number, 3),
 //! and a `message` entry without a `message` field was left out of the context, where pi
-//! pushes `entry.message` (undefined, written as null by JSON.stringify).
+//! pushes `entry.message` (undefined, written as null by JSON.stringify); a branch summary
+//! whose `summary` is a zero spelled `0.00` or `1e-400` (falsy in JavaScript) was put in the
+//! context, which pi skips.
 
 use treelog::{Session, SessionOptions};
 
@@ -35,4 +37,26 @@ fn message_entry_without_message_is_null_in_context() {
         session.build_context(None).unwrap().to_json(),
         r#"{"messages":[null],"thinkingLevel":"off","model":null}"#
     );
+}
+
+/// A branch summary whose summary is zero in any spelling is left out, as pi's
+/// `entry.summary` test leaves it out; a non-zero number is kept.
+#[test]
+fn zero_summary_in_any_spelling_is_falsy() {
+    for (summary, kept) in [
+        ("0.00", false),
+        ("1e-400", false),
+        ("-0e3", false),
+        ("0.5", true),
+    ] {
+        let (_dir, session) = open(&[
+            r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}"#,
+            &format!(
+                r#"{{"type":"branch_summary","id":"b1","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z","fromId":"a1","summary":{summary}}}"#
+            ),
+        ]);
+        let messages = session.build_context(None).unwrap().messages.len();
+        assert_eq!(messages, if kept { 2 } else { 1 }, "summary {summary}");
+    }
 }
