@@ -342,7 +342,7 @@ fn is_truthy(value: &JsonText) -> bool {
     match text.as_bytes().first() {
         None => false,
         // Every JSON number is a valid Rust float, rounded to nearest as JavaScript does.
-        Some(b'-' | b'0'..=b'9') => text.parse::<f64>().map_or(true, |number| number != 0.0),
+        Some(b'-' | b'0'..=b'9') => !matches!(text.parse::<f64>(), Ok(number) if number == 0.0),
         Some(_) => !matches!(text, "null" | "false" | "\"\""),
     }
 }

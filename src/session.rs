@@ -14,7 +14,6 @@
 //! IMPORTANT: the index is never flushed before the log bytes it describes are written.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
@@ -22,7 +21,7 @@ use serde_json::value::RawValue;
 use crate::context::{self, Context};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, uuid_v7};
-use crate::format::line::{EntryKind, Line, classify, json_str};
+use crate::format::line::{EntryKind, Line, classify, json_str, relink, top_level_fields};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::time::{format_iso_ms, parse_iso_ms};
 use crate::format::write::{NewEntry, encode_header, single_line_raw};
@@ -149,7 +148,7 @@ impl Entry {
     pub fn field(&self, name: &str) -> Option<Box<RawValue>> {
         top_level_fields(&self.json)
             .ok()?
-            .remove(name)
+            .remove(name.as_bytes())
             .map(|raw| raw.to_owned())
     }
 }
@@ -1168,14 +1167,14 @@ impl Session {
 
     fn entry_from(&self, _seq: u64, record: &Record) -> Result<Entry> {
         let json = self.read_line(record)?;
-        let fields = top_level_fields(&json).map_err(|reason| Error::LogChanged {
+        let fields = top_level_fields(&json).map_err(|error| Error::LogChanged {
             path: self.log_path().to_path_buf(),
             offset_bytes: record.offset_bytes,
-            reason,
+            reason: format!("an indexed entry is no longer a JSON object: {error}"),
         })?;
         let text = |name: &str| {
             fields
-                .get(name)
+                .get(name.as_bytes())
                 .and_then(|raw| json_str(raw))
                 .map(Cow::into_owned)
         };
@@ -1247,31 +1246,6 @@ impl Iterator for TreeWalk<'_> {
         })();
         Some(node)
     }
-}
-
-/// The top-level fields of a JSON object line, as raw values (the last one wins when a key
-/// repeats, as in `JSON.parse`).
-pub(crate) fn top_level_fields(
-    json: &str,
-) -> std::result::Result<HashMap<Cow<'_, str>, &RawValue>, String> {
-    serde_json::from_str(json)
-        .map_err(|error| format!("an indexed entry is no longer a JSON object: {error}"))
-}
-
-/// `json` with its `parentId` replaced (used when copying a path into a new session).
-fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
-    let mut value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
-    let parent = parent_id.map_or(serde_json::Value::Null, |id| {
-        serde_json::Value::String(id.into())
-    });
-    match value.get_mut("parentId") {
-        Some(slot) if *slot == parent => return Some(json.to_string()),
-        Some(slot) => *slot = parent,
-        None => {
-            value.insert("parentId".into(), parent);
-        }
-    }
-    serde_json::to_string(&value).ok()
 }
 
 /// The header a log of `log_len` bytes has: its first line's, or one made up in memory

@@ -15,10 +15,9 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::Deserialize;
-
 use crate::error::{Error, Result};
-use crate::format::line::{EntryKind, Line, OpaqueReason, ParentRef, classify};
+use crate::format::json_scan;
+use crate::format::line::{EntryKind, Line, OpaqueReason, ParentRef, classify, json_text_str};
 use crate::index::{IndexState, Verify};
 use crate::limits::LINE_LEN_MAX;
 use crate::session::{Session, SessionOptions};
@@ -243,12 +242,6 @@ impl ScanResult {
     }
 }
 
-#[derive(Deserialize)]
-struct CompactionFields<'a> {
-    #[serde(rename = "firstKeptEntryId", borrow, default)]
-    first_kept_entry_id: Option<Cow<'a, str>>,
-}
-
 /// Reads the log line by line, independently of the index, and reports what is wrong with
 /// the lines themselves.
 fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
@@ -395,9 +388,11 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
                 if entry.kind == EntryKind::Compaction
                     && let Some(id) = &entry.id
                 {
-                    let first_kept = serde_json::from_str::<CompactionFields<'_>>(&text)
+                    let first_kept = json_scan::scan(&text, &["firstKeptEntryId"])
                         .ok()
-                        .and_then(|fields| fields.first_kept_entry_id.map(Cow::into_owned));
+                        .and_then(|found| found.fields[0])
+                        .and_then(json_text_str)
+                        .map(Cow::into_owned);
                     result.compactions.push(CompactionLine {
                         id: id.to_string(),
                         first_kept,

@@ -3,7 +3,9 @@
 //! and a `message` entry without a `message` field was left out of the context, where pi
 //! pushes `entry.message` (undefined, written as null by JSON.stringify); a branch summary
 //! whose `summary` is a zero spelled `0.00` or `1e-400` (falsy in JavaScript) was put in the
-//! context, which pi skips.
+//! context, which pi skips; a line with a key holding an unpaired surrogate escape
+//! (`{"\udc00":1,...}`, valid JSON that `JSON.parse` reads) was an opaque record ("not a JSON
+//! object"), where pi keeps it as an entry.
 
 use treelog::{Session, SessionOptions};
 
@@ -59,4 +61,43 @@ fn zero_summary_in_any_spelling_is_falsy() {
         let messages = session.build_context(None).unwrap().messages.len();
         assert_eq!(messages, if kept { 2 } else { 1 }, "summary {summary}");
     }
+}
+
+/// Keys with unpaired surrogate escapes, at the top level or inside the message, do not stop
+/// a line from being an entry: the path, the context, the entries, `verify` and a branched
+/// session read them as pi 0.73.1 does (observed on this log: branch a1 a2 a3 a4, 4
+/// context messages).
+#[test]
+fn keys_with_unpaired_surrogates_are_read_as_pi_reads_them() {
+    let (dir, session) = open(&[
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"assistant","content":"x"}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"lone \ud800 in value"}}"#,
+        r#"{"type":"message","id":"a3","parentId":"a2","\udc00":1,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"lone in key"}}"#,
+        r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"assistant","\ud800x":"lone in nested key"}}"#,
+    ]);
+    assert_eq!(session.path_ids(None).unwrap(), ["a1", "a2", "a3", "a4"]);
+    assert_eq!(session.build_context(None).unwrap().messages.len(), 4);
+    let a3 = session.entry("a3").unwrap().expect("a3 is an entry");
+    assert_eq!(a3.parent_id.as_deref(), Some("a2"));
+    assert_eq!(
+        a3.field("timestamp")
+            .map(|raw| raw.get().to_string())
+            .as_deref(),
+        Some(r#""2025-01-01T00:00:01.000Z""#)
+    );
+    assert_eq!(
+        session.entry("a4").unwrap().expect("a4").kind,
+        treelog::EntryKind::Message
+    );
+    let report = treelog::verify::verify_log(&dir.path().join("s.jsonl"), true).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    let branched = session.create_branched_session("a4").unwrap();
+    let copy = Session::open(&branched, SessionOptions::default()).unwrap();
+    assert_eq!(copy.path_ids(None).unwrap(), ["a1", "a2", "a3", "a4"]);
+    let copied = std::fs::read_to_string(&branched).unwrap();
+    assert!(
+        copied.contains(r#""\udc00":1"#),
+        "the key is kept byte for byte: {copied}"
+    );
 }

@@ -8,9 +8,9 @@
 //! decides it (serde_json 1.0.154, `Deserializer::ignore_value`), which is RFC 8259 with:
 //! - whitespace: space, tab, LF and CR only, before and after any token and around the value;
 //! - strings: no byte below 0x20; escapes are `\" \\ \/ \b \f \n \r \t` and `\u` with four hex
-//!   digits of either case. Surrogates are **not** paired when a value is skipped: `"\ud800"`
-//!   is valid (as in `JSON.parse`). They are when serde_json decodes a string (a key it reads,
-//!   a `String`): [`Scan::keys_decodable`] tells whether every top-level key decodes;
+//!   digits of either case. Surrogates are **not** paired: `"\ud800"` is valid, as a value
+//!   and as a key (as in `JSON.parse`; serde_json reads such a key as bytes, in WTF-8). A key
+//!   with an unpaired surrogate escape equals none of the wanted names, which are ASCII;
 //! - numbers: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, of any magnitude;
 //! - literals `true`, `false`, `null`; no trailing commas; any depth.
 //!
@@ -30,9 +30,6 @@ pub struct Invalid;
 pub struct Scan<'a, const N: usize> {
     /// The value is an object (after optional whitespace). Otherwise `fields` are all `None`.
     pub is_object: bool,
-    /// Every key of the object decodes as serde_json decodes a key it reads: no unpaired
-    /// surrogate escape (`{"\ud800":1}` is valid JSON, but serde_json refuses to read its key).
-    pub keys_decodable: bool,
     /// For each wanted name, the raw text of the value of the last top-level key equal to it
     /// after unescaping (`"typ\u0065"` is `type`): the last one wins, as in `JSON.parse`.
     pub fields: [Option<&'a str>; N],
@@ -51,7 +48,6 @@ pub fn scan<'a, const N: usize>(text: &'a str, names: &[&str; N]) -> Result<Scan
     let bytes = text.as_bytes();
     let mut found = Scan {
         is_object: false,
-        keys_decodable: true,
         fields: [None; N],
     };
     let mut at = skip_whitespace(bytes, 0);
@@ -97,7 +93,7 @@ fn scan_members<'a, const N: usize>(
         }
         let value_start = skip_whitespace(bytes, at + 1);
         at = skip_value(bytes, value_start)?;
-        if let Some(slot) = wanted_slot(key, names, &mut found.keys_decodable) {
+        if let Some(slot) = wanted_slot(key, names) {
             found.fields[slot] = Some(text.get(value_start..at).ok_or(Invalid)?);
         }
         at = skip_whitespace(bytes, at);
@@ -110,24 +106,21 @@ fn scan_members<'a, const N: usize>(
 }
 
 /// The index in `names` of the key whose raw text (between its quotes, escapes well formed)
-/// is `key`, if any. Clears `decodable` if the key has an unpaired surrogate escape.
-fn wanted_slot(key: &[u8], names: &[&str], decodable: &mut bool) -> Option<usize> {
+/// is `key`, if any. A key with an unpaired surrogate escape is none of them.
+fn wanted_slot(key: &[u8], names: &[&str]) -> Option<usize> {
     if !key.contains(&b'\\') {
         return names.iter().position(|name| name.as_bytes() == key);
     }
     let mut decoded = [0u8; NAME_LEN_MAX];
-    let Some(len) = decode_key(key, &mut decoded) else {
-        *decodable = false;
-        return None;
-    };
+    let len = decode_key(key, &mut decoded)?;
     let decoded = decoded.get(..len)?;
     names.iter().position(|name| name.as_bytes() == decoded)
 }
 
-/// Decodes an escaped key as serde_json decodes a string it reads, into `out`. Returns the
-/// decoded length in bytes (when longer than `out`, `out` holds only a prefix), or `None` for
-/// an unpaired surrogate escape, which serde_json refuses there: a high surrogate must be
-/// followed at once by `\u` and a low one, and a low one must follow a high one.
+/// Decodes an escaped key into `out`. Returns the decoded length in bytes (when longer than
+/// `out`, `out` holds only a prefix), or `None` for an unpaired surrogate escape (a high
+/// surrogate not followed at once by `\u` and a low one, or a low one not after a high one):
+/// such a key is not UTF-8, so it is no wanted name.
 fn decode_key(raw: &[u8], out: &mut [u8; NAME_LEN_MAX]) -> Option<usize> {
     let mut len = 0;
     let mut push = |bytes: &[u8]| {
@@ -685,7 +678,7 @@ mod tests {
             &names,
         )
         .expect("valid");
-        assert!(found.is_object && found.keys_decodable);
+        assert!(found.is_object);
         assert_eq!(
             found.fields,
             [
@@ -696,7 +689,8 @@ mod tests {
             ]
         );
         let found = scan(r#"{"\ud83d\ude80":1,"x":2}"#, &names).expect("valid");
-        assert!(found.keys_decodable);
+        assert_eq!(found.fields, [None, None, None, Some("2")]);
+        // Keys with unpaired surrogates are keys, as in JSON.parse, and none of the names.
         for key in [
             r"\ud800",
             r"\udc00",
@@ -706,8 +700,8 @@ mod tests {
         ] {
             let text = format!(r#"{{"{key}":1,"x":2}}"#);
             let found = scan(&text, &names).expect("valid");
-            assert!(!found.keys_decodable, "{text}");
-            assert_eq!(found.fields[3], Some("2"));
+            assert!(found.is_object, "{text}");
+            assert_eq!(found.fields, [None, None, None, Some("2")], "{text}");
         }
         let found = scan("[1]", &names).expect("valid");
         assert!(!found.is_object && found.fields == [None; 4]);

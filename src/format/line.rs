@@ -183,9 +183,7 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
         // Not JSON: serde_json's reading says so too, with its error message for the reason.
         return classify_with_serde(text, legacy_v1, allow_header);
     };
-    if !scan.is_object || !scan.keys_decodable {
-        // serde_json cannot read a key with an unpaired surrogate escape, so serde's reading
-        // of such an object, valid as JSON, was "not an object".
+    if !scan.is_object {
         return not_an_object();
     }
     let [
@@ -428,6 +426,57 @@ pub fn json_text_str(text: &str) -> Option<Cow<'_, str>> {
     serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
+/// The top-level fields of a JSON object line, as raw values keyed by their decoded bytes
+/// (the last one wins when a key repeats, as in `JSON.parse`); an error names what serde_json
+/// found wrong. Look a field up with `name.as_bytes()`.
+pub(crate) fn top_level_fields(
+    json: &str,
+) -> Result<std::collections::HashMap<KeyBytes<'_>, &RawValue>, serde_json::Error> {
+    // Keys read as bytes skip a check that keys read as text make: a control byte inside the
+    // key is let through. So the text must first be valid JSON as a whole (json_scan agrees
+    // with serde_json on that; serde_json is asked again only for its error message).
+    if !json_scan::is_valid(json) {
+        serde_json::from_str::<IgnoredAny>(json)?;
+    }
+    serde_json::from_str(json)
+}
+
+/// `json`, an object line, with its `parentId` (the last one, if the key repeats) set to
+/// `parent_id`, or added at the end. Every other byte is kept, so a line with anything serde
+/// cannot hold in a `String` (an unpaired surrogate escape) is relinked too. `None` if `json`
+/// is not a JSON object.
+pub(crate) fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
+    let found = json_scan::scan(json, &["parentId"]).ok()?;
+    if !found.is_object {
+        return None;
+    }
+    let parent = match parent_id {
+        Some(id) => serde_json::to_string(id).expect("a string always serialises"),
+        None => "null".to_string(),
+    };
+    Some(match found.fields[0] {
+        Some(raw) if raw == parent => json.to_string(),
+        Some(raw) => {
+            // `raw` is a slice of `json` (json_scan returns subslices of its input).
+            let start = raw.as_ptr() as usize - json.as_ptr() as usize;
+            format!("{}{parent}{}", &json[..start], &json[start + raw.len()..])
+        }
+        None => {
+            let body = json.trim_end_matches([' ', '\t', '\n', '\r']);
+            let body = body.strip_suffix('}')?;
+            let separator = if body
+                .trim_end_matches([' ', '\t', '\n', '\r'])
+                .ends_with('{')
+            {
+                ""
+            } else {
+                ","
+            };
+            format!("{body}{separator}\"parentId\":{parent}}}")
+        }
+    })
+}
+
 /// The fields read from every line. Every field is raw, so a field of an unexpected JSON type
 /// never makes the whole line unreadable; unknown fields are skipped without recursion.
 #[derive(Deserialize)]
@@ -462,9 +511,8 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// The fields of an object with repeated keys, the last one winning (as in `JSON.parse`).
     fn last_key_wins(text: &'a str) -> Option<Fields<'a>> {
-        let map: std::collections::HashMap<Cow<'a, str>, &'a RawValue> =
-            serde_json::from_str(text).ok()?;
-        let get = |key: &str| map.get(key).copied();
+        let map = top_level_fields(text).ok()?;
+        let get = |key: &str| map.get(key.as_bytes()).copied();
         Some(Fields {
             kind: get("type"),
             id: get("id"),
@@ -490,9 +538,8 @@ fn is_assistant_message(message: &str) -> bool {
     if let Some(role) = message.strip_prefix("{\"role\":\"") {
         return role.starts_with("assistant\"");
     }
-    json_scan::scan(message, &["role"]).is_ok_and(|head| {
-        head.is_object && head.keys_decodable && head.fields == [Some("\"assistant\"")]
-    })
+    json_scan::scan(message, &["role"])
+        .is_ok_and(|head| head.is_object && head.fields == [Some("\"assistant\"")])
 }
 
 /// [`is_assistant_message`] as serde_json reads it, for [`classify_with_serde`].
@@ -505,6 +552,47 @@ fn is_assistant_message_with_serde(message: &str) -> bool {
 
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+/// An object key as `JSON.parse` keeps it: serde_json reads a key as bytes without pairing
+/// its surrogate escapes (a lone one is kept in WTF-8), where reading it as a string refuses
+/// the whole object. Only ASCII names are looked up, so the encoding of a lone surrogate
+/// never matters beyond making the key none of them.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub(crate) struct KeyBytes<'a>(Cow<'a, [u8]>);
+
+impl std::borrow::Borrow<[u8]> for KeyBytes<'_> {
+    fn borrow(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for KeyBytes<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct BytesVisitor;
+        impl<'de> Visitor<'de> for BytesVisitor {
+            type Value = KeyBytes<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_bytes<E>(self, bytes: &'de [u8]) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes(Cow::Borrowed(bytes)))
+            }
+            fn visit_bytes<E>(self, bytes: &[u8]) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes(Cow::Owned(bytes.to_vec())))
+            }
+            fn visit_byte_buf<E>(self, bytes: Vec<u8>) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes(Cow::Owned(bytes)))
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes(Cow::Borrowed(text.as_bytes())))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<KeyBytes<'de>, E> {
+                Ok(KeyBytes(Cow::Owned(text.as_bytes().to_vec())))
+            }
+        }
+        deserializer.deserialize_bytes(BytesVisitor)
+    }
 }
 
 /// The one fact indexing needs from a message payload: whether it is an assistant message.
@@ -523,8 +611,8 @@ impl<'de> Deserialize<'de> for MessageHead {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MessageHead, A::Error> {
                 let mut assistant = false;
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    if key == "role" {
+                while let Some(key) = map.next_key::<KeyBytes<'de>>()? {
+                    if key.0.as_ref() == b"role" {
                         let role = map.next_value::<&RawValue>()?;
                         assistant = role.get() == "\"assistant\"";
                     } else {
@@ -566,6 +654,44 @@ impl<'de> Deserialize<'de> for MessageHead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A control byte inside a key is invalid JSON for both readings, although serde_json
+    /// lets it through a key read as bytes (found by the crash tests: a line with a zeroed
+    /// hole in a key was read as an entry). An unpaired surrogate escape in a key is valid.
+    #[test]
+    fn keys_read_as_bytes_stay_strict() {
+        for text in [
+            "{\"type\":\"message\",\"id\":\"a\",\"k\u{1}ey\":1}",
+            "{\"type\":\"message\",\"id\":\"a\",\"tokensBef\0\0tamp\":1}",
+        ] {
+            for line in [
+                classify(text, false, false),
+                classify_with_serde(text, false, false),
+            ] {
+                assert!(
+                    matches!(
+                        &line,
+                        Line::Opaque(OpaqueLine {
+                            reason: OpaqueReason::InvalidJson(_),
+                            ..
+                        })
+                    ),
+                    "{text:?}: {line:?}"
+                );
+            }
+            assert!(top_level_fields(text).is_err(), "{text:?}");
+        }
+        let text = r#"{"type":"message","id":"a","\ud800":1}"#;
+        for line in [
+            classify(text, false, false),
+            classify_with_serde(text, false, false),
+        ] {
+            assert!(
+                matches!(&line, Line::Entry(entry) if entry.id.as_deref() == Some("a")),
+                "{line:?}"
+            );
+        }
+    }
 
     fn entry(text: &str) -> EntryLine<'_> {
         match classify(text, false, false) {
@@ -881,6 +1007,55 @@ fn key_matches(raw_key: &str, name: &str) -> bool {
         return inner == name;
     }
     serde_json::from_str::<String>(raw_key).is_ok_and(|key| key == name)
+}
+
+#[cfg(test)]
+mod relink_tests {
+    use super::*;
+
+    /// `parentId` is replaced in place (the last one when it repeats), or added at the end;
+    /// every other byte is kept, an unpaired surrogate escape included.
+    #[test]
+    fn relink_replaces_or_adds_parent_id_only() {
+        for (line, parent, expected) in [
+            (
+                r#"{"id":"b","parentId":"a","x":1}"#,
+                Some("z"),
+                r#"{"id":"b","parentId":"z","x":1}"#,
+            ),
+            (
+                r#"{"id":"b","parentId":"a"}"#,
+                Some("a"),
+                r#"{"id":"b","parentId":"a"}"#,
+            ),
+            (
+                r#"{"id":"b","parentId":"a"}"#,
+                None,
+                r#"{"id":"b","parentId":null}"#,
+            ),
+            (
+                r#"{"id":"b" } "#,
+                Some("a"),
+                r#"{"id":"b" ,"parentId":"a"}"#,
+            ),
+            (r#"{ }"#, None, r#"{ "parentId":null}"#),
+            (
+                r#"{"parentId":"x","id":"b","parentId":"y"}"#,
+                Some("z"),
+                r#"{"parentId":"x","id":"b","parentId":"z"}"#,
+            ),
+            (
+                r#"{"id":"b","\ud800":"\udc00","parentId":"a"}"#,
+                Some("q\"r"),
+                r#"{"id":"b","\ud800":"\udc00","parentId":"q\"r"}"#,
+            ),
+        ] {
+            assert_eq!(relink(line, parent).as_deref(), Some(expected), "{line}");
+        }
+        for not_an_object in ["[1]", "\"x\"", "{", ""] {
+            assert_eq!(relink(not_an_object, None), None, "{not_an_object}");
+        }
+    }
 }
 
 #[cfg(test)]
