@@ -76,6 +76,14 @@ pub fn line_parser(data: &[u8]) {
             if blank {
                 continue;
             }
+            // Text that is not JSON is never an entry or a header, whichever reading found
+            // it (a key read as bytes once let a control byte through).
+            if !json_scan::is_valid(&text) {
+                assert!(
+                    matches!(&line, Line::Opaque(opaque) if matches!(opaque.reason, OpaqueReason::InvalidJson(_))),
+                    "invalid JSON read as {line:?}: {text:?}"
+                );
+            }
             let Some(value) = &value else {
                 // serde_json refuses it (not JSON, nested past its recursion limit, or a lone
                 // surrogate escape, which JSON.parse accepts): only "no panic" is checked.
