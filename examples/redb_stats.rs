@@ -15,7 +15,7 @@ fn main() {
             println!("{name}: len {} leaf_pages {} branch_pages {} stored {} metadata {} fragmented {} depth {}", table.len().unwrap(), s.leaf_pages(), s.branch_pages(), s.stored_bytes(), s.metadata_bytes(), s.fragmented_bytes(), s.tree_height());
         }}}
         match name.as_str() {
-            "records" | "blocks" | "ids" => show!(u64, &[u8]),
+            "records" | "blocks" | "ids" | "ids-recent" => show!(u64, &[u8]),
             "id-collisions" => show!(&str, u64),
             "children" => show!((u64, u64), ()),
             _ => show!(&str, &[u8]),

@@ -21,7 +21,10 @@ use serde_json::value::RawValue;
 use crate::context::{self, Context};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, uuid_v7};
-use crate::format::line::{EntryKind, Line, classify, json_str, relink, top_level_fields};
+use crate::format::json_scan;
+use crate::format::line::{
+    EntryKind, Line, classify, json_str, json_text_str, relink, top_level_fields,
+};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::time::{format_iso_ms, parse_iso_ms};
 use crate::format::write::{NewEntry, encode_header, single_line_raw};
@@ -1167,31 +1170,31 @@ impl Session {
 
     fn entry_from(&self, _seq: u64, record: &Record) -> Result<Entry> {
         let json = self.read_line(record)?;
-        let fields = top_level_fields(&json).map_err(|error| Error::LogChanged {
-            path: self.log_path().to_path_buf(),
-            offset_bytes: record.offset_bytes,
-            reason: format!("an indexed entry is no longer a JSON object: {error}"),
-        })?;
-        let text = |name: &str| {
-            fields
-                .get(name.as_bytes())
-                .and_then(|raw| json_str(raw))
-                .map(Cow::into_owned)
+        // One pass validates the line and finds the two fields (the last of a repeated key).
+        let [parent_raw, timestamp_raw] = match json_scan::scan(&json, &["parentId", "timestamp"]) {
+            Ok(found) if found.is_object => found.fields,
+            _ => {
+                return Err(Error::LogChanged {
+                    path: self.log_path().to_path_buf(),
+                    offset_bytes: record.offset_bytes,
+                    reason: "an indexed entry is no longer a JSON object".into(),
+                });
+            }
         };
+        let text = |raw: Option<&str>| raw.and_then(json_text_str).map(Cow::into_owned);
         let tree_parent_id = self.id_of(record.parent_seq)?;
         let parent_id = if self.store.state.header_version < 2 && !self.store.state.header_recovered
         {
             tree_parent_id.clone()
         } else {
-            text("parentId")
+            text(parent_raw)
         };
-        let timestamp = text("timestamp").unwrap_or_default();
+        let timestamp = text(timestamp_raw).unwrap_or_default();
         let kind = record.kind.ok_or_else(|| Error::LogChanged {
             path: self.log_path().to_path_buf(),
             offset_bytes: record.offset_bytes,
             reason: "an opaque record was read as an entry".into(),
         })?;
-        drop(fields);
         Ok(Entry {
             id: record.id.clone(),
             kind,

@@ -20,9 +20,9 @@ pub struct FileIdentity {
 
 /// What the engine needs from the file holding a log.
 ///
-/// Contract: `append` writes all of `bytes` at the end of the file and returns the file's
-/// length just after the write, that is where the bytes ended (another process may append
-/// right after them), or returns an error (after which some prefix of `bytes` may be in the
+/// Contract: `append` writes all of `bytes` at the end of the file and returns the offset
+/// just past them, where this write ended (not the file's length, if another process has
+/// appended right after them), or returns an error (after which some prefix of `bytes` may be in the
 /// file); `sync` makes every appended byte durable or returns an error. A file that does not
 /// exist yet has length 0 and is created by the first `append`.
 pub trait LogStorage: Send + Sync {
@@ -153,8 +153,9 @@ impl LogStorage for FileStorage {
         })
     }
 
-    /// One `lseek` instead of a `statx`: reads use `pread` and writes `O_APPEND`, so the
-    /// file position this moves is never used otherwise.
+    /// One `lseek` instead of a `statx`. Reads use `pread` and writes `O_APPEND`, which puts
+    /// the position at the end of what it wrote before `append` reads it back, so the position
+    /// this moves is not read anywhere else.
     fn len_bytes(&self) -> io::Result<u64> {
         match self.existing_file()? {
             Some(mut file) => file.seek(SeekFrom::End(0)),

@@ -1,5 +1,6 @@
 //! Regression (found in review): a flush that failed after the store had let go of its read
-//! tables (here: a damaged id page met while merging new ids into it) left the handle without
+//! tables (here: a damaged page of `ids-recent` met while merging new ids into it) left the
+//! handle without
 //! them, so it answered "no such entry" for everything already committed. A failed flush must
 //! leave the handle answering as before, from its old tables plus its overlay.
 
@@ -9,7 +10,7 @@ use std::io::Write;
 
 use treelog::{Session, SessionOptions};
 
-const IDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("ids");
+const IDS_RECENT: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("ids-recent");
 const HEADER: &str = r#"{"type":"session","version":3,"id":"01942117-de87-73f5-8d57-ac533bb5be51","timestamp":"2025-01-01T09:00:00.007Z","cwd":"/"}"#;
 
 fn root_entry(id: u32) -> String {
@@ -32,9 +33,21 @@ fn failed_flush_keeps_answering_committed_entries() {
     }
     std::fs::write(&path, log).unwrap();
     drop(Session::open(&path, SessionOptions::default()).unwrap());
-    // Cut the last entry off the last id page: its count no longer matches its length.
+    // 300 more lines, caught up and flushed by an open: their ids go to `ids-recent` (a
+    // rebuild leaves it empty), above every id so far.
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    for n in 0..300u32 {
+        writeln!(file, "{}", root_entry(0x1000_0000 + n)).unwrap();
+    }
+    drop(file);
+    drop(Session::open(&path, SessionOptions::default()).unwrap());
+    // Cut the last entry off the last page of `ids-recent`: its count no longer matches its
+    // length.
     common::tamper(&path, |txn| {
-        let mut table = txn.open_table(IDS).unwrap();
+        let mut table = txn.open_table(IDS_RECENT).unwrap();
         let (key, mut page) = {
             let (key, page) = redb::ReadableTable::last(&table).unwrap().unwrap();
             (key.value(), page.value().to_vec())
@@ -52,7 +65,7 @@ fn failed_flush_keeps_answering_committed_entries() {
         .append(true)
         .open(&path)
         .unwrap();
-    writeln!(file, "{}", root_entry(0x0fff_fff0)).unwrap();
+    writeln!(file, "{}", root_entry(0x1000_0fff)).unwrap();
     drop(file);
     session.refresh().unwrap();
     let _ = session.sync();
@@ -62,16 +75,25 @@ fn failed_flush_keeps_answering_committed_entries() {
         "a committed entry"
     );
     assert!(
-        session.entry("0ffffff0").unwrap().is_some(),
+        session.entry("10000fff").unwrap().is_some(),
         "the caught-up entry"
     );
     assert_eq!(
         session.path_ids(None).unwrap(),
-        vec!["0ffffff0".to_string()]
+        vec!["10000fff".to_string()]
     );
-    // A fresh open sees the damage, rebuilds, and answers the same.
+    // The flush failed: the index still ends before the caught-up line, which a fresh open
+    // catches up (a quick open does not read the damaged page), answering the same.
     drop(session);
     let reopened = Session::open(&path, SessionOptions::default()).unwrap();
+    assert!(
+        matches!(
+            reopened.index_state(),
+            treelog::IndexState::CaughtUp { lines: 1, .. }
+        ),
+        "{:?}",
+        reopened.index_state()
+    );
     assert!(reopened.entry(&first).unwrap().is_some());
-    assert!(reopened.entry("0ffffff0").unwrap().is_some());
+    assert!(reopened.entry("10000fff").unwrap().is_some());
 }

@@ -437,6 +437,7 @@ pub(crate) fn top_level_fields(
     // with serde_json on that; serde_json is asked again only for its error message).
     if !json_scan::is_valid(json) {
         serde_json::from_str::<IgnoredAny>(json)?;
+        return Err(serde::de::Error::custom("not JSON"));
     }
     serde_json::from_str(json)
 }
@@ -533,7 +534,7 @@ impl<'a> Fields<'a> {
 /// Whether a raw message payload (valid JSON) has `role: "assistant"`. pi writes `role`
 /// first, so the common case is a prefix check (a later repeated `role` key is not looked
 /// for); any other object is scanned one level deep, as serde reads it: the last `role` must
-/// be exactly `"assistant"` and every key must decode.
+/// be exactly `"assistant"` (a key with an unpaired surrogate escape is just another key).
 fn is_assistant_message(message: &str) -> bool {
     if let Some(role) = message.strip_prefix("{\"role\":\"") {
         return role.starts_with("assistant\"");

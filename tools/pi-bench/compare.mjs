@@ -4,8 +4,9 @@
 // and branch.
 //
 // Usage: node compare.mjs [--runs N] [--treelog PATH] FILE...
-// pi opens a copy of each file (it may rewrite a file it migrates); files over pi's ~512 MiB
-// ceiling are tried once and reported with pi's error.
+// pi opens a fresh copy of each file at each run (it may rewrite a file it migrates); files
+// over pi's ~512 MiB ceiling are tried once and reported with pi's error. "Same context and
+// branch" compares the number of context messages and the branch length of every run.
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -52,16 +53,22 @@ try {
     const bytes = statSync(file).size;
     execFileSync(treelog, ["reindex", file], { stdio: "ignore" });
     const copy = join(scratch, basename(file));
-    copyFileSync(file, copy);
     const ours = [];
     const theirs = [];
     for (let run = 0; run < runs; run++) {
-      ours.push(probe(treelog, ["bench-probe", file]));
+      const mine = probe(treelog, ["bench-probe", file]);
+      if (mine.error) throw new Error(`treelog bench-probe ${file}: ${mine.error}`);
+      ours.push(mine);
+      copyFileSync(file, copy);
       const pi = probe(process.execPath, ["--max-old-space-size=16384", join(here, "probe.mjs"), copy]);
+      rmSync(copy);
+      if (pi.error) {
+        theirs.length = 0;
+        theirs.push(pi);
+        break;
+      }
       theirs.push(pi);
-      if (pi.error) break;
     }
-    rmSync(copy);
     const pick = (samples, key) => median(samples.map((s) => s[key]));
     const mib = `${(bytes / 2 ** 20).toFixed(1)} MiB`;
     const entries = ours[0].entries;
@@ -74,7 +81,10 @@ try {
     const same = ours.every((o) =>
       theirs.every((t) => o.messages === t.messages && o.pathLen === t.pathLen),
     );
-    const ratio = (key) => `${Math.round(pick(theirs, key) / pick(ours, key))}x`;
+    const ratio = (key) => {
+      const times = pick(theirs, key) / pick(ours, key);
+      return `${times < 10 ? times.toFixed(1) : Math.round(times)}x`;
+    };
     console.log(
       `| ${entries} | ${mib} | ${ms(pick(ours, "openUs"))} / ${ms(pick(theirs, "openUs"))} (${ratio("openUs")}) | ${ms(pick(ours, "contextUs"))} / ${ms(pick(theirs, "contextUs"))} (${ratio("contextUs")}) | ${ms(pick(ours, "pathUs"))} / ${ms(pick(theirs, "pathUs"))} | ${Math.round(pick(ours, "rssKb") / 1024)} / ${Math.round(pick(theirs, "rssKb") / 1024)} MiB | ${same ? `yes (${ours[0].messages} messages, ${ours[0].pathLen} entries)` : "NO"} |`,
     );
