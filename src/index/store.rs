@@ -1856,6 +1856,51 @@ pub(crate) mod tests {
         }
     }
 
+    /// A flush that drains `ids-recent` after another handle has indexed part of its overlay
+    /// (so it writes only after that handle's lines) gives the index a rebuild gives: the
+    /// other handle's ids, already in `ids-recent`, and this one's all end in `ids`.
+    #[test]
+    fn drain_after_another_handle_flushed_part_of_the_overlay() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = repeating_ids_log();
+        let line_end = |fraction: usize| {
+            log[..log.len() * fraction / 4]
+                .iter()
+                .rposition(|byte| *byte == b'\n')
+                .expect("a line ends there")
+                + 1
+        };
+        let (first, second) = (line_end(1), line_end(2));
+        let expected = rebuilt(dir.path(), "plain.jsonl", &log, None);
+        let path = dir.path().join("shared.jsonl");
+        let sidecar = crate::index::sidecar_path(&path);
+        std::fs::write(&path, &log[..first]).expect("write the first quarter");
+        let storage = crate::storage::FileStorage::open(&path).expect("open log");
+        let (mut ahead, _) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("A");
+        // B indexes up to the half and flushes, leaving its ids in `ids-recent`.
+        std::fs::write(&path, &log[..second]).expect("extend to the half");
+        let (mut behind, _) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("B");
+        behind.flush(&storage).expect("B flushes");
+        let recent_pages = |store: &Store| {
+            let tables = store.tables.as_ref().expect("tables");
+            redb::ReadableTableMetadata::len(&tables.ids_recent).expect("len")
+        };
+        assert!(recent_pages(&behind) > 0, "B's ids are in ids-recent");
+        // A, still on the first quarter's index, catches up with the whole log and flushes
+        // with a drain: it writes only the lines after B's.
+        std::fs::write(&path, &log).expect("the whole log");
+        ahead.catch_up(&storage).expect("A catches up");
+        crate::index::id_table::tests::set_recent_pages_min(Some(0));
+        let flushed = ahead.flush(&storage);
+        crate::index::id_table::tests::set_recent_pages_min(None);
+        flushed.expect("A flushes");
+        drop((ahead, behind));
+        let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
+        assert_eq!(state, IndexState::Fresh);
+        assert_eq!(recent_pages(&store), 0, "the flush drained ids-recent");
+        assert_eq!(dump(&store), expected);
+    }
+
     /// A rebuild that writes its ids in many runs (a flush every 7 lines) and merges them
     /// answers exactly as one that writes them in one go: duplicate ids (the latest line
     /// wins), opaque records with ids (never shadowing an entry), labels, branches.
