@@ -1,11 +1,12 @@
 //! The paged id tables in redb (format-spec/index.md, "Ids"): a lookup, merging a flush's new
-//! ids into `ids-recent`, draining `ids-recent` into `ids`, and writing entries in key order.
+//! ids into `ids-recent`, draining `ids-recent` into a rewritten `ids`, and writing entries
+//! in key order.
 //! The page layout is `format::id_index`; errors come back as text for the store to wrap with
 //! the sidecar's path.
 
 use std::ops::Bound;
 
-use redb::{ReadableTable, Table, TableDefinition};
+use redb::{ReadableTable, Table, TableDefinition, WriteTransaction};
 
 use crate::format::id_index::{
     ID_PAGE_ENTRIES_MAX, IdPageView, encode_id_page, merge_entries, page_chunks,
@@ -18,6 +19,8 @@ pub(crate) const IDS: IdPages<'static> = TableDefinition::new("ids");
 /// Ids filed since `ids` was last rewritten, in the same pages; an entry here is newer than
 /// one for the same key in `ids`.
 pub(crate) const IDS_RECENT: IdPages<'static> = TableDefinition::new("ids-recent");
+/// `ids` being rewritten by a drain; exists only inside that drain's transaction.
+const IDS_NEXT: IdPages<'static> = TableDefinition::new("ids-next");
 
 /// `ids-recent` is drained into `ids` once it has more pages than `ids` has divided by this:
 /// a flush then rewrites pages of a table an eighth the size of `ids` or less, and `ids`
@@ -129,20 +132,81 @@ pub(crate) fn drain_due(recent_pages: u64, new_count: usize, ids_pages: u64) -> 
     recent_pages > RECENT_PAGES_MIN.max(ids_pages / RECENT_SHARE_MAX)
 }
 
-/// Moves every entry of `recent`, and `new` (sorted by key, no key twice), into `ids`, and
-/// empties `recent`. `new` wins over `recent`, which wins over `ids` (each is newer). The
-/// entries of `recent` must name seqs below `recent_seq_end` (the records when it was last
-/// written); the pages of `ids` being rewritten, seqs below `ids_seq_end` (as for
-/// `merge_into`).
-pub(crate) fn drain_into(
-    recent: &mut Table<'_, u64, &'static [u8]>,
-    ids: &mut Table<'_, u64, &'static [u8]>,
+/// Rewrites `ids` with every entry of `ids-recent` and `new` (sorted by key, no key twice)
+/// merged in, as full pages in key order, and empties `ids-recent`: `new` wins over
+/// `ids-recent`, which wins over `ids` (each is newer). A drain rewrites nearly every page of
+/// `ids` anyway (some twenty new ids land on each), so it streams `ids` into a fresh table
+/// (`ids-next`, renamed to `ids` in the same transaction) instead of merging page by page,
+/// holding only `ids-recent`, `new` and one page in memory. The entries of `ids-recent` must
+/// name seqs below `recent_seq_end` (the records when it was last written); those of `ids`,
+/// seqs below `ids_seq_end` (as for `merge_into`): a damaged page is refused, not rewritten
+/// with a valid checksum.
+pub(crate) fn drain(
+    txn: &WriteTransaction,
     new: &[(u64, u64)],
     recent_seq_end: u64,
     ids_seq_end: u64,
 ) -> IdResult<()> {
+    let recent = {
+        let table = txn.open_table(IDS_RECENT).map_err(|e| e.to_string())?;
+        let entries = table_entries(&table)?;
+        if let Some((key, seq)) = entries.iter().find(|(_, seq)| *seq >= recent_seq_end) {
+            return Err(format!(
+                "ids-recent files key {key:#x} under seq {seq}, past the {recent_seq_end} \
+                 records"
+            ));
+        }
+        merge_entries(&entries, new)
+    };
+    {
+        let ids = txn.open_table(IDS).map_err(|e| e.to_string())?;
+        let mut next = txn.open_table(IDS_NEXT).map_err(|e| e.to_string())?;
+        let mut writer = InOrderWriter::new();
+        let mut newer = recent.iter().copied().peekable();
+        let mut last_key = None;
+        for item in ids.iter().map_err(|e| e.to_string())? {
+            let (page_key, page) = item.map_err(|e| e.to_string())?;
+            let view = decode(page_key.value(), page.value())?;
+            for (key, seq) in view.entries() {
+                if seq >= ids_seq_end {
+                    return Err(format!(
+                        "id page {:#x} files key {key:#x} under seq {seq}, past the \
+                         {ids_seq_end} stored records",
+                        page_key.value()
+                    ));
+                }
+                if last_key.is_some_and(|last| last >= key) {
+                    return Err(format!(
+                        "id page {:#x} overlaps the one before it",
+                        page_key.value()
+                    ));
+                }
+                last_key = Some(key);
+                while let Some(entry) = newer.next_if(|(newer_key, _)| *newer_key < key) {
+                    writer.push(&mut next, entry)?;
+                }
+                match newer.next_if(|(newer_key, _)| *newer_key == key) {
+                    Some(entry) => writer.push(&mut next, entry)?,
+                    None => writer.push(&mut next, (key, seq))?,
+                }
+            }
+        }
+        for entry in newer {
+            writer.push(&mut next, entry)?;
+        }
+        writer.finish(&mut next)?;
+    }
+    txn.delete_table(IDS).map_err(|e| e.to_string())?;
+    txn.rename_table(IDS_NEXT, IDS).map_err(|e| e.to_string())?;
+    txn.delete_table(IDS_RECENT).map_err(|e| e.to_string())?;
+    txn.open_table(IDS_RECENT).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Every entry of a paged id table in key order, checking that its pages do not overlap.
+fn table_entries(table: &impl ReadableTable<u64, &'static [u8]>) -> IdResult<Vec<(u64, u64)>> {
     let mut entries: Vec<(u64, u64)> = Vec::new();
-    for item in recent.iter().map_err(|e| e.to_string())? {
+    for item in table.iter().map_err(|e| e.to_string())? {
         let (page_key, page) = item.map_err(|e| e.to_string())?;
         let view = decode(page_key.value(), page.value())?;
         if entries
@@ -156,13 +220,7 @@ pub(crate) fn drain_into(
         }
         entries.extend(view.entries());
     }
-    if let Some((key, seq)) = entries.iter().find(|(_, seq)| *seq >= recent_seq_end) {
-        return Err(format!(
-            "ids-recent files key {key:#x} under seq {seq}, past the {recent_seq_end} records"
-        ));
-    }
-    merge_into(ids, &merge_entries(&entries, new), ids_seq_end)?;
-    recent.retain(|_, _| false).map_err(|e| e.to_string())
+    Ok(entries)
 }
 
 /// Appends entries, in increasing key order and above every key in the table, as full pages.
@@ -182,6 +240,10 @@ impl InOrderWriter {
         table: &mut Table<'_, u64, &'static [u8]>,
         entry: (u64, u64),
     ) -> IdResult<()> {
+        debug_assert!(
+            self.pending.last().is_none_or(|last| last.0 < entry.0),
+            "entries come in increasing key order"
+        );
         self.pending.push(entry);
         if self.pending.len() == ID_PAGE_ENTRIES_MAX {
             self.write(table)?;
@@ -282,19 +344,25 @@ pub(crate) mod tests {
             let db = database();
             let mut model = BTreeMap::new();
             // Seqs grow from batch to batch, as lines do.
-            for (round, (batch, drain)) in batches.iter().enumerate() {
+            for (round, (batch, drains)) in batches.iter().enumerate() {
                 let seq_base = round as u64 * 1_000;
                 let entries: Vec<(u64, u64)> =
                     batch.iter().map(|(k, v)| (*k, seq_base + v)).collect();
                 let txn = db.begin_write().expect("write");
                 {
-                    let mut recent = txn.open_table(IDS_RECENT).expect("table");
-                    let mut ids = txn.open_table(IDS).expect("table");
-                    if *drain {
-                        drain_into(&mut recent, &mut ids, &entries, seq_base, seq_base)
-                            .expect("drain");
+                    // Both tables exist from the first round, as in a sidecar.
+                    drop(txn.open_table(IDS).expect("table"));
+                    if *drains {
+                        drain(&txn, &entries, seq_base, seq_base).expect("drain");
+                        let recent = txn.open_table(IDS_RECENT).expect("table");
                         prop_assert_eq!(redb::ReadableTableMetadata::len(&recent).expect("len"), 0);
+                        // A drain writes full pages.
+                        let ids = txn.open_table(IDS).expect("table");
+                        let pages = redb::ReadableTableMetadata::len(&ids).expect("len") as usize;
+                        let stored = table_entries(&ids).expect("entries").len();
+                        prop_assert_eq!(pages, stored.div_ceil(ID_PAGE_ENTRIES_MAX));
                     } else {
+                        let mut recent = txn.open_table(IDS_RECENT).expect("table");
                         merge_into(&mut recent, &entries, seq_base).expect("merge");
                     }
                 }
@@ -314,18 +382,22 @@ pub(crate) mod tests {
         }
     }
 
-    /// A drain refuses an `ids-recent` entry past the records the tables will describe,
-    /// instead of filing it where a lookup would trust it.
+    /// A drain refuses an entry past the records the tables describe, in `ids-recent` or in
+    /// `ids`, instead of filing it where a lookup would trust it.
     #[test]
     fn drain_refuses_seqs_past_the_records() {
         let db = database();
         let txn = db.begin_write().expect("write");
-        let mut recent = txn.open_table(IDS_RECENT).expect("table");
-        let mut ids = txn.open_table(IDS).expect("table");
-        merge_into(&mut recent, &[(7, 40)], 0).expect("merge");
-        let error =
-            drain_into(&mut recent, &mut ids, &[], 40, 0).expect_err("seq 40 of 40 records");
+        {
+            let mut recent = txn.open_table(IDS_RECENT).expect("table");
+            merge_into(&mut recent, &[(7, 40)], 0).expect("merge");
+            let mut ids = txn.open_table(IDS).expect("table");
+            merge_into(&mut ids, &[(3, 20)], 0).expect("merge");
+        }
+        let error = drain(&txn, &[], 40, 30).expect_err("seq 40 of 40 records");
         assert!(error.contains("past the 40 records"), "{error}");
+        let error = drain(&txn, &[], 41, 20).expect_err("seq 20 of 20 records in ids");
+        assert!(error.contains("past the 20 stored records"), "{error}");
     }
 
     /// The drain rule: never below the minimum, then once `ids-recent` with the new ids as

@@ -978,22 +978,16 @@ impl Store {
                     // New ids go to the small `ids-recent`, which is drained into `ids` now
                     // and then: merging them into `ids` rewrote most of its pages at every
                     // flush once the log was long (format-spec/index.md, "Ids").
-                    let mut recent = txn
-                        .open_table(IDS_RECENT)
-                        .map_err(|e| index_error(path, e))?;
-                    let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-                    let pages = |table: &redb::Table<'_, u64, &'static [u8]>| {
+                    let pages = |table| -> Result<u64> {
+                        let table = txn.open_table(table).map_err(|e| index_error(path, e))?;
                         table.len().map_err(|e| index_error(path, e))
                     };
-                    if id_table::drain_due(pages(&recent)?, new_ids.len(), pages(&ids)?) {
-                        id_table::drain_into(
-                            &mut recent,
-                            &mut ids,
-                            &new_ids,
-                            write_from,
-                            write_from,
-                        )
+                    if id_table::drain_due(pages(IDS_RECENT)?, new_ids.len(), pages(IDS)?) {
+                        id_table::drain(&txn, &new_ids, write_from, write_from)
                     } else {
+                        let mut recent = txn
+                            .open_table(IDS_RECENT)
+                            .map_err(|e| index_error(path, e))?;
                         id_table::merge_into(&mut recent, &new_ids, write_from)
                     }
                     .map_err(|e| index_error(path, e))?;
