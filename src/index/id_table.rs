@@ -158,6 +158,9 @@ pub(crate) fn drain(
         }
         merge_entries(&entries, new)
     };
+    // `ids-next` never outlives a drain's transaction; should one exist all the same, its
+    // pages must not mix with the new ones (the writer assumes an empty table).
+    txn.delete_table(IDS_NEXT).map_err(|e| e.to_string())?;
     {
         let ids = txn.open_table(IDS).map_err(|e| e.to_string())?;
         let mut next = txn.open_table(IDS_NEXT).map_err(|e| e.to_string())?;
@@ -372,6 +375,12 @@ pub(crate) mod tests {
             let txn = redb::ReadableDatabase::begin_read(&db).expect("read");
             let recent = txn.open_table(IDS_RECENT).expect("table");
             let ids = txn.open_table(IDS).expect("table");
+            prop_assert!(txn.open_table(IDS_NEXT).is_err(), "ids-next is gone after a drain");
+            // Every stored entry is the model's: ids-recent's over those of ids.
+            let mut stored: BTreeMap<u64, u64> =
+                table_entries(&ids).expect("entries").into_iter().collect();
+            stored.extend(table_entries(&recent).expect("entries"));
+            prop_assert_eq!(&stored, &model);
             for key in model.keys().chain(&probes) {
                 let found = match lookup(&recent, *key).expect("lookup") {
                     Some(seq) => Some(seq),
@@ -398,6 +407,24 @@ pub(crate) mod tests {
         assert!(error.contains("past the 40 records"), "{error}");
         let error = drain(&txn, &[], 41, 20).expect_err("seq 20 of 20 records in ids");
         assert!(error.contains("past the 20 stored records"), "{error}");
+    }
+
+    /// A drain refuses `ids` pages whose key ranges overlap (damage that decodes), rather
+    /// than writing their keys out of order under a valid checksum.
+    #[test]
+    fn drain_refuses_overlapping_pages() {
+        let db = database();
+        let txn = db.begin_write().expect("write");
+        {
+            let mut ids = txn.open_table(IDS).expect("table");
+            ids.insert(10, encode_id_page(&[(10, 1), (30, 2)]).as_slice())
+                .expect("insert");
+            ids.insert(20, encode_id_page(&[(20, 3)]).as_slice())
+                .expect("insert");
+            txn.open_table(IDS_RECENT).expect("table");
+        }
+        let error = drain(&txn, &[(5, 4)], 10, 10).expect_err("overlapping pages");
+        assert!(error.contains("overlaps the one before it"), "{error}");
     }
 
     /// The drain rule: never below the minimum, then once `ids-recent` with the new ids as
