@@ -5,7 +5,8 @@
 //! whose `summary` is a zero spelled `0.00` or `1e-400` (falsy in JavaScript) was put in the
 //! context, which pi skips; a line with a key holding an unpaired surrogate escape
 //! (`{"\udc00":1,...}`, valid JSON that `JSON.parse` reads) was an opaque record ("not a JSON
-//! object"), where pi keeps it as an entry.
+//! object"), where pi keeps it as an entry; a message role spelled with an escape
+//! (`"assist\u0061nt"`) was not read as an assistant's, so the context lost its model.
 
 use treelog::{Session, SessionOptions};
 
@@ -99,5 +100,21 @@ fn keys_with_unpaired_surrogates_are_read_as_pi_reads_them() {
     assert!(
         copied.contains(r#""\udc00":1"#),
         "the key is kept byte for byte: {copied}"
+    );
+}
+
+/// A role spelled with an escape is the role it decodes to: the assistant message sets the
+/// context's model, as in pi 0.73.1 (checked on this log).
+#[test]
+fn escaped_assistant_role_is_an_assistant() {
+    let (_dir, session) = open(&[
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"assist\u0061nt","content":"x","provider":"p","model":"m"}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x"}}"#,
+    ]);
+    let context = session.build_context(None).unwrap().to_json();
+    assert!(
+        context.ends_with(r#""model":{"provider":"p","modelId":"m"}}"#),
+        "{context}"
     );
 }

@@ -532,21 +532,31 @@ impl<'a> Fields<'a> {
 }
 
 /// Whether a raw message payload (valid JSON) has `role: "assistant"`. pi writes `role`
-/// first, so the common case is a prefix check (a later repeated `role` key is not looked
-/// for); any other object is scanned one level deep, as serde reads it: the last `role` must
-/// be exactly `"assistant"` (a key with an unpaired surrogate escape is just another key).
+/// first, so the common case is decided by its first key (a later repeated `role` key is not
+/// looked for); any other object is scanned one level deep, as serde reads it: the last
+/// `role` must decode to `assistant` (`"assist\u0061nt"` is, as in JavaScript; a key with an
+/// unpaired surrogate escape is just another key).
 fn is_assistant_message(message: &str) -> bool {
-    if let Some(role) = message.strip_prefix("{\"role\":\"") {
-        return role.starts_with("assistant\"");
+    if let Some(first_role) = first_role(message) {
+        return first_role;
     }
-    json_scan::scan(message, &["role"])
-        .is_ok_and(|head| head.is_object && head.fields == [Some("\"assistant\"")])
+    json_scan::scan(message, &["role"]).is_ok_and(|head| {
+        head.is_object && head.fields[0].and_then(json_text_str).as_deref() == Some("assistant")
+    })
+}
+
+/// The prefix check of [`is_assistant_message`]: `Some` when the payload starts with pi's
+/// `{"role":"` and the role has no escape; `None` when the payload must be scanned.
+fn first_role(message: &str) -> Option<bool> {
+    let role = message.strip_prefix("{\"role\":\"")?;
+    let end = role.find(['"', '\\'])?;
+    (role.as_bytes()[end] == b'"').then(|| &role[..end] == "assistant")
 }
 
 /// [`is_assistant_message`] as serde_json reads it, for [`classify_with_serde`].
 fn is_assistant_message_with_serde(message: &str) -> bool {
-    if let Some(role) = message.strip_prefix("{\"role\":\"") {
-        return role.starts_with("assistant\"");
+    if let Some(first_role) = first_role(message) {
+        return first_role;
     }
     serde_json::from_str::<MessageHead>(message).is_ok_and(|head| head.assistant)
 }
@@ -615,7 +625,7 @@ impl<'de> Deserialize<'de> for MessageHead {
                 while let Some(key) = map.next_key::<KeyBytes<'de>>()? {
                     if key.0.as_ref() == b"role" {
                         let role = map.next_value::<&RawValue>()?;
-                        assistant = role.get() == "\"assistant\"";
+                        assistant = json_text_str(role.get()).as_deref() == Some("assistant");
                     } else {
                         map.next_value::<IgnoredAny>()?;
                     }
@@ -690,6 +700,28 @@ mod tests {
             assert!(
                 matches!(&line, Line::Entry(entry) if entry.id.as_deref() == Some("a")),
                 "{line:?}"
+            );
+        }
+    }
+
+    /// The role decides "assistant" by its decoded value in both readings, whether or not the
+    /// payload starts with pi's `{"role":"`.
+    #[test]
+    fn assistant_role_is_read_decoded() {
+        for (message, assistant) in [
+            (r#"{"role":"assistant","content":"x"}"#, true),
+            (r#"{"role":"assist\u0061nt","content":"x"}"#, true),
+            (r#"{"content":"x","role":"assist\u0061nt"}"#, true),
+            (r#"{"role":"user","content":"x"}"#, false),
+            (r#"{"role":"assistant\n","content":"x"}"#, false),
+            (r#"{"role":"assistantX"}"#, false),
+            (r#"{"content":"x"}"#, false),
+        ] {
+            assert_eq!(is_assistant_message(message), assistant, "{message}");
+            assert_eq!(
+                is_assistant_message_with_serde(message),
+                assistant,
+                "{message}"
             );
         }
     }
