@@ -149,14 +149,7 @@ pub(crate) fn drain(
 ) -> IdResult<()> {
     let recent = {
         let table = txn.open_table(IDS_RECENT).map_err(|e| e.to_string())?;
-        let entries = table_entries(&table)?;
-        if let Some((key, seq)) = entries.iter().find(|(_, seq)| *seq >= recent_seq_end) {
-            return Err(format!(
-                "ids-recent files key {key:#x} under seq {seq}, past the {recent_seq_end} \
-                 records"
-            ));
-        }
-        merge_entries(&entries, new)
+        merge_entries(&table_entries(&table, recent_seq_end)?, new)
     };
     // `ids-next` never outlives a drain's transaction; should one exist all the same, its
     // pages must not mix with the new ones (the writer assumes an empty table).
@@ -166,34 +159,15 @@ pub(crate) fn drain(
         let mut next = txn.open_table(IDS_NEXT).map_err(|e| e.to_string())?;
         let mut writer = InOrderWriter::new();
         let mut newer = recent.iter().copied().peekable();
-        let mut last_key = None;
-        for item in ids.iter().map_err(|e| e.to_string())? {
-            let (page_key, page) = item.map_err(|e| e.to_string())?;
-            let view = decode(page_key.value(), page.value())?;
-            for (key, seq) in view.entries() {
-                if seq >= ids_seq_end {
-                    return Err(format!(
-                        "id page {:#x} files key {key:#x} under seq {seq}, past the \
-                         {ids_seq_end} stored records",
-                        page_key.value()
-                    ));
-                }
-                if last_key.is_some_and(|last| last >= key) {
-                    return Err(format!(
-                        "id page {:#x} overlaps the one before it",
-                        page_key.value()
-                    ));
-                }
-                last_key = Some(key);
-                while let Some(entry) = newer.next_if(|(newer_key, _)| *newer_key < key) {
-                    writer.push(&mut next, entry)?;
-                }
-                match newer.next_if(|(newer_key, _)| *newer_key == key) {
-                    Some(entry) => writer.push(&mut next, entry)?,
-                    None => writer.push(&mut next, (key, seq))?,
-                }
+        for_each_entry(&ids, ids_seq_end, |(key, seq)| {
+            while let Some(entry) = newer.next_if(|(newer_key, _)| *newer_key < key) {
+                writer.push(&mut next, entry)?;
             }
-        }
+            match newer.next_if(|(newer_key, _)| *newer_key == key) {
+                Some(entry) => writer.push(&mut next, entry),
+                None => writer.push(&mut next, (key, seq)),
+            }
+        })?;
         for entry in newer {
             writer.push(&mut next, entry)?;
         }
@@ -206,23 +180,46 @@ pub(crate) fn drain(
     Ok(())
 }
 
-/// Every entry of a paged id table in key order, checking that its pages do not overlap.
-fn table_entries(table: &impl ReadableTable<u64, &'static [u8]>) -> IdResult<Vec<(u64, u64)>> {
-    let mut entries: Vec<(u64, u64)> = Vec::new();
+/// Visits every entry of a paged id table in key order, one page in memory at a time. Refuses
+/// pages that overlap the one before, and entries naming a seq at or past `seq_end` (the
+/// records the table may describe): a drain must not rewrite damage under a valid checksum.
+fn for_each_entry(
+    table: &impl ReadableTable<u64, &'static [u8]>,
+    seq_end: u64,
+    mut visit: impl FnMut((u64, u64)) -> IdResult<()>,
+) -> IdResult<()> {
+    let mut last_key = None;
     for item in table.iter().map_err(|e| e.to_string())? {
         let (page_key, page) = item.map_err(|e| e.to_string())?;
-        let view = decode(page_key.value(), page.value())?;
-        if entries
-            .last()
-            .is_some_and(|(last, _)| *last >= view.first_key())
-        {
-            return Err(format!(
-                "id page {:#x} overlaps the one before it",
-                view.first_key()
-            ));
+        let page_key = page_key.value();
+        let view = decode(page_key, page.value())?;
+        if last_key.is_some_and(|last| last >= page_key) {
+            return Err(format!("id page {page_key:#x} overlaps the one before it"));
         }
-        entries.extend(view.entries());
+        for (key, seq) in view.entries() {
+            if seq >= seq_end {
+                return Err(format!(
+                    "id page {page_key:#x} files key {key:#x} under seq {seq}, past the \
+                     {seq_end} stored records"
+                ));
+            }
+            last_key = Some(key);
+            visit((key, seq))?;
+        }
     }
+    Ok(())
+}
+
+/// Every entry of a paged id table in key order, checked as by [`for_each_entry`].
+fn table_entries(
+    table: &impl ReadableTable<u64, &'static [u8]>,
+    seq_end: u64,
+) -> IdResult<Vec<(u64, u64)>> {
+    let mut entries = Vec::new();
+    for_each_entry(table, seq_end, |entry| {
+        entries.push(entry);
+        Ok(())
+    })?;
     Ok(entries)
 }
 
@@ -362,7 +359,7 @@ pub(crate) mod tests {
                         // A drain writes full pages.
                         let ids = txn.open_table(IDS).expect("table");
                         let pages = redb::ReadableTableMetadata::len(&ids).expect("len") as usize;
-                        let stored = table_entries(&ids).expect("entries").len();
+                        let stored = table_entries(&ids, u64::MAX).expect("entries").len();
                         prop_assert_eq!(pages, stored.div_ceil(ID_PAGE_ENTRIES_MAX));
                     } else {
                         let mut recent = txn.open_table(IDS_RECENT).expect("table");
@@ -378,8 +375,8 @@ pub(crate) mod tests {
             prop_assert!(txn.open_table(IDS_NEXT).is_err(), "ids-next is gone after a drain");
             // Every stored entry is the model's: ids-recent's over those of ids.
             let mut stored: BTreeMap<u64, u64> =
-                table_entries(&ids).expect("entries").into_iter().collect();
-            stored.extend(table_entries(&recent).expect("entries"));
+                table_entries(&ids, u64::MAX).expect("entries").into_iter().collect();
+            stored.extend(table_entries(&recent, u64::MAX).expect("entries"));
             prop_assert_eq!(&stored, &model);
             for key in model.keys().chain(&probes) {
                 let found = match lookup(&recent, *key).expect("lookup") {
@@ -404,9 +401,15 @@ pub(crate) mod tests {
             merge_into(&mut ids, &[(3, 20)], 0).expect("merge");
         }
         let error = drain(&txn, &[], 40, 30).expect_err("seq 40 of 40 records");
-        assert!(error.contains("past the 40 records"), "{error}");
+        assert!(
+            error.contains("seq 40, past the 40 stored records"),
+            "{error}"
+        );
         let error = drain(&txn, &[], 41, 20).expect_err("seq 20 of 20 records in ids");
-        assert!(error.contains("past the 20 stored records"), "{error}");
+        assert!(
+            error.contains("seq 20, past the 20 stored records"),
+            "{error}"
+        );
     }
 
     /// A drain refuses `ids` pages whose key ranges overlap (damage that decodes), rather
