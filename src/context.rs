@@ -338,7 +338,9 @@ fn append_timestamp(out: &mut String, line: &str) {
 /// JavaScript truthiness of a JSON value: `null`, `false`, `""` and every number that
 /// `JSON.parse` reads as zero (`0.00`, `-0e5`, and `1e-400`, which underflows) are falsy.
 fn is_truthy(value: &JsonText) -> bool {
-    let text = value.get().trim_matches([' ', '\t', '\n', '\r']);
+    let text = value
+        .get()
+        .trim_matches(crate::format::json_scan::WHITESPACE);
     match text.as_bytes().first() {
         None => false,
         // Every JSON number is a valid Rust float, rounded to nearest as JavaScript does.

@@ -180,8 +180,12 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     })
 }
 
+/// JSON's whitespace: space, tab, LF and CR (RFC 8259), for `str::trim_matches` and kin.
+pub const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
+/// The index of the first byte at or after `at` that is not JSON whitespace.
 #[inline(always)]
-fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+pub(crate) fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
     // Lines are mostly compact: one comparison decides the common case.
     while let Some(&byte) = bytes.get(at) {
         if byte > b' ' || !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::json_scan;
+use super::json_scan::{self, skip_whitespace};
 
 /// The nine canonical entry types of the v3 format. The numeric codes are stored in index
 /// records (format-spec/index.md) and must never be renumbered.
@@ -244,7 +244,7 @@ pub fn classify_with_serde(text: &str, legacy_v1: bool, allow_header: bool) -> L
     }
     // serde's derived struct would also accept an array (by position): only objects are lines.
     let parsed = if text
-        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .trim_start_matches(json_scan::WHITESPACE)
         .starts_with('{')
     {
         serde_json::from_str(text)
@@ -463,12 +463,9 @@ pub(crate) fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
             format!("{}{parent}{}", &json[..start], &json[start + raw.len()..])
         }
         None => {
-            let body = json.trim_end_matches([' ', '\t', '\n', '\r']);
+            let body = json.trim_end_matches(json_scan::WHITESPACE);
             let body = body.strip_suffix('}')?;
-            let separator = if body
-                .trim_end_matches([' ', '\t', '\n', '\r'])
-                .ends_with('{')
-            {
+            let separator = if body.trim_end_matches(json_scan::WHITESPACE).ends_with('{') {
                 ""
             } else {
                 ","
@@ -962,13 +959,6 @@ pub fn trusted_field<'a>(json: &'a str, name: &str) -> Option<&'a str> {
             _ => return None,
         }
     }
-}
-
-fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
-    while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-        at += 1;
-    }
-    at
 }
 
 /// The index just after the string that starts (with its quote) at `at`.
