@@ -1050,8 +1050,13 @@ impl Session {
         })
     }
 
-    /// A fresh 8-hex id, unique among the session's ids and `also_taken`.
-    fn new_id(&self, also_taken: &[String]) -> Result<String> {
+    /// A fresh 8-hex id, unique among the session's ids and `also_taken` (the batch's ids so
+    /// far): the next of a reserved run when one is free, else a random one looked up.
+    fn new_id(&mut self, also_taken: &[String]) -> Result<String> {
+        let in_batch = |candidate: &str| also_taken.iter().any(|taken| taken == candidate);
+        if let Some(id) = self.store.reserved_entry_id(in_batch)? {
+            return Ok(id);
+        }
         let mut lookup_error = None;
         let id = new_entry_id(|candidate| {
             if also_taken.iter().any(|taken| taken == candidate) {

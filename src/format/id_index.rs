@@ -156,6 +156,21 @@ impl<'a> IdPageView<'a> {
         None
     }
 
+    /// Whether the page files any key in `keys`.
+    pub fn holds_key_in(&self, keys: std::ops::RangeInclusive<u64>) -> bool {
+        // The first entry at or after the range's start, found as `get` finds a key.
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let middle = (low + high) / 2;
+            if self.key(middle) < *keys.start() {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low < self.len() && self.key(low) <= *keys.end()
+    }
+
     /// The entries in key order.
     pub fn entries(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         (0..self.len()).map(|index| (self.key(index), self.field(index, 8)))

@@ -58,6 +58,25 @@ pub(crate) fn lookup(
     Ok(decode(page_key.value(), page.value())?.get(key))
 }
 
+/// Whether `table` files any key in `keys`: one range read, as a lookup. Pages hold disjoint
+/// key ranges, each starting at its page's key, so only the last page starting at or before
+/// the range's end can hold keys in the range (when it starts inside the range, its own first
+/// key is one).
+pub(crate) fn holds_key_in(
+    table: &impl ReadableTable<u64, &'static [u8]>,
+    keys: std::ops::RangeInclusive<u64>,
+) -> IdResult<bool> {
+    let Some(item) = table
+        .range(..=*keys.end())
+        .map_err(|e| e.to_string())?
+        .next_back()
+    else {
+        return Ok(false);
+    };
+    let (page_key, page) = item.map_err(|e| e.to_string())?;
+    Ok(decode(page_key.value(), page.value())?.holds_key_in(keys))
+}
+
 /// Files `entries` (sorted by key, no key twice) into `table`: each page they fall into is
 /// rewritten once with them merged in (a key already there takes the new seq), and a page
 /// that grows past the maximum is split. A page being rewritten must name only seqs below
@@ -297,12 +316,14 @@ pub(crate) mod tests {
 
         /// Batches of random keys merged into the paged table one transaction at a time give
         /// the same answers as a map: every key finds its latest seq, absent keys find
-        /// nothing, pages stay within the maximum and are keyed by their first key.
+        /// nothing, a range holds a key iff the map has one in it, pages stay within the
+        /// maximum and are keyed by their first key.
         #[test]
         fn merged_batches_answer_like_a_map(
             batches in proptest::collection::vec(
                 proptest::collection::btree_map(0u64..5_000, 0u64..1_000_000, 0..700), 1..6),
             probes in proptest::collection::vec(0u64..5_200, 50),
+            ranges in proptest::collection::vec((0u64..5_200, 0u64..40), 50),
         ) {
             let db = database();
             let mut model = BTreeMap::new();
@@ -320,6 +341,14 @@ pub(crate) mod tests {
             let table = txn.open_table(IDS).expect("table");
             for key in model.keys().chain(&probes) {
                 prop_assert_eq!(lookup(&table, *key).expect("lookup"), model.get(key).copied());
+            }
+            for (start, len) in &ranges {
+                let keys = *start..=start + len;
+                prop_assert_eq!(
+                    holds_key_in(&table, keys.clone()).expect("range read"),
+                    model.range(keys.clone()).next().is_some(),
+                    "{:?}", keys
+                );
             }
             let mut stored = Vec::new();
             for item in table.iter().expect("iter") {
