@@ -852,27 +852,9 @@ mod tests {
 }
 
 /// The raw value of the top-level field `name` of a JSON object line (the last one, if the key
-/// repeats, as in `JSON.parse`), without allocating: other fields are skipped unparsed.
+/// repeats, as in `JSON.parse`); `None` when the line is not a JSON object or has no such
+/// field. Other fields are skipped unparsed, and keys without escapes are not copied.
 pub fn raw_field<'a>(json: &'a str, name: &str) -> Option<&'a RawValue> {
-    struct Key<'a>(Cow<'a, str>);
-    impl<'de> Deserialize<'de> for Key<'de> {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            struct KeyVisitor;
-            impl<'de> Visitor<'de> for KeyVisitor {
-                type Value = Key<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("a key")
-                }
-                fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Key<'de>, E> {
-                    Ok(Key(Cow::Borrowed(text)))
-                }
-                fn visit_str<E>(self, text: &str) -> Result<Key<'de>, E> {
-                    Ok(Key(Cow::Owned(text.to_owned())))
-                }
-            }
-            deserializer.deserialize_str(KeyVisitor)
-        }
-    }
     struct FieldVisitor<'n> {
         name: &'n str,
     }
@@ -883,8 +865,8 @@ pub fn raw_field<'a>(json: &'a str, name: &str) -> Option<&'a RawValue> {
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut found = None;
-            while let Some(key) = map.next_key::<Key<'de>>()? {
-                if key.0 == self.name {
+            while let Some(key) = map.next_key::<KeyBytes<'de>>()? {
+                if *key.0 == *self.name.as_bytes() {
                     found = Some(map.next_value::<&'de RawValue>()?);
                 } else {
                     map.next_value::<IgnoredAny>()?;
@@ -892,6 +874,11 @@ pub fn raw_field<'a>(json: &'a str, name: &str) -> Option<&'a RawValue> {
             }
             Ok(found)
         }
+    }
+    // Keys read as bytes let a control byte through, and the visitor stops at the object's
+    // end: the whole text is checked first, as `top_level_fields` does.
+    if !json_scan::is_valid(json) {
+        return None;
     }
     let mut deserializer = serde_json::Deserializer::from_str(json);
     deserializer
@@ -917,6 +904,30 @@ mod raw_field_tests {
         assert!(raw_field(line, "missing").is_none());
         assert!(raw_field("[1]", "m").is_none());
         assert!(raw_field("{not json", "m").is_none());
+    }
+
+    /// Lines that `JSON.parse` reads give their field, lines it refuses give none: a key with
+    /// an unpaired surrogate escape elsewhere does not hide the field (it did when keys were
+    /// read as strings), and text after the object or a control byte in a key makes the line
+    /// invalid (the first was let through when the object's end ended the reading).
+    #[test]
+    fn answers_as_json_parse_reads_the_line() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (r#"{"\udc00":1,"m":2}"#, Some("2")),
+            (r#"{"m":2,"\ud800\u0041":1}"#, Some("2")),
+            ("{\"m\":2} \t\r\n", Some("2")),
+            (r#"{"m":2} x"#, None),
+            (r#"{"m":2}{"m":3}"#, None),
+            ("{\"k\u{1}\":1,\"m\":2}", None),
+            (r#"{"m\u0000":1}"#, None),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(
+                raw_field(line, "m").map(|raw| raw.get()),
+                *expected,
+                "{line}"
+            );
+        }
     }
 }
 
