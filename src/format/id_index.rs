@@ -1,8 +1,8 @@
 //! The pure parts of the id index (format-spec/index.md, "Ids"): the fixed-width key an id is
 //! filed under, and the pages of `(key, seq)` entries the `ids` table holds.
 //!
-//! Why pages of fixed-width keys: ids are random, so every batch of new ids lands all over the
-//! table. A B-tree of one string key per id paid a redb insert (~1 us here, ascending or not)
+//! Why pages of fixed-width keys: ids are random (or, from treelog's appends, runs of 128 at
+//! random starts), so every batch of new ids lands all over the table. A B-tree of one string key per id paid a redb insert (~1 us here, ascending or not)
 //! per id; pages of ~250 sorted entries pay one per page touched, and a lookup is one range
 //! read plus a binary search.
 

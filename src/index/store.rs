@@ -114,11 +114,14 @@ pub(crate) struct Overlay {
     /// `None` marks a label that was cleared.
     pub labels: HashMap<String, Option<LabelValue>>,
     pub base_len_bytes: u64,
-    /// Keys of 8-hex ids that the tables under this overlay (id runs, `ids-recent`, `ids`)
-    /// were found not to hold, handed out in increasing order by
+    /// Keys of 8-hex ids that the tables under this overlay (`ids-recent`, `ids`) were found
+    /// not to hold, handed out in increasing order by
     /// [`Store::reserved_entry_id`], which checks each against the overlay as it takes it. A
     /// new overlay (a flush, a reload) starts with none, as the tables it sits on may hold them.
     pub reserved_id_keys: std::ops::Range<u64>,
+    /// [`Store::reserved_entry_id`] found no free run: it does not try again on this overlay
+    /// (a log of some 100M ids, where 8 tries cost 16 range reads and mostly fail).
+    pub reserve_failed: bool,
 }
 
 pub(crate) struct Store {
@@ -1352,6 +1355,13 @@ impl Store {
     /// at one range read per table for the whole run, so that an append looks its new id up
     /// in the overlay only: two redb lookups per id were a sixth of an append.
     pub fn reserved_entry_id(&mut self, taken: impl Fn(&str) -> bool) -> Result<Option<String>> {
+        debug_assert!(
+            self.id_runs.is_empty(),
+            "id runs exist only inside a rebuild, which never appends"
+        );
+        if self.overlay.reserve_failed {
+            return Ok(None);
+        }
         for tries in 0.. {
             let overlay = &mut self.overlay;
             for key in overlay.reserved_id_keys.by_ref() {
@@ -1361,9 +1371,11 @@ impl Store {
                 }
             }
             if tries == RESERVE_TRIES_MAX {
+                self.overlay.reserve_failed = true;
                 break;
             }
-            let start = crate::format::ids::random_u64() % ((1 << 32) - RESERVED_IDS_LEN);
+            // Any start from 0 to 2^32 - RESERVED_IDS_LEN: the run ends at `ffffffff` at most.
+            let start = crate::format::ids::random_u64() % ((1 << 32) - RESERVED_IDS_LEN + 1);
             #[cfg(test)]
             let start = tests::forced_reserved_id_start().unwrap_or(start);
             let keys = start..start + RESERVED_IDS_LEN;
@@ -1374,14 +1386,8 @@ impl Store {
         Ok(None)
     }
 
-    /// Whether the tables under the overlay (id runs, `ids-recent`, `ids`) file a key in `keys`.
+    /// Whether the tables under the overlay (`ids-recent`, `ids`) file a key in `keys`.
     fn tables_hold_key_in(&self, keys: std::ops::RangeInclusive<u64>) -> Result<bool> {
-        for run in &self.id_runs {
-            let first = run.partition_point(|entry| entry.0 < *keys.start());
-            if run.get(first).is_some_and(|entry| entry.0 <= *keys.end()) {
-                return Ok(true);
-            }
-        }
         let Some(tables) = &self.tables else {
             return Ok(false);
         };
@@ -1798,12 +1804,25 @@ pub(crate) mod tests {
         ];
         assert_eq!(ids, expected.map(|id| Some(id.to_string())));
 
-        // A flush drops the run: the tables under the new overlay hold its ids now.
+        // A flush drops the run: the tables under the new overlay hold its ids now. 0x305 is
+        // now in `ids-recent` (0x200 in `ids`): runs over either, even by their last id only,
+        // are refused.
         store.flush(&storage).expect("flush");
-        force_reserved_id_starts(&[0x5000]);
+        assert!(
+            id_table::lookup(tables(&store).0, 0x305)
+                .expect("read")
+                .is_some()
+        );
+        assert!(
+            id_table::lookup(tables(&store).1, 0x200)
+                .expect("read")
+                .is_some()
+        );
+        force_reserved_id_starts(&[0x181, 0x2c0, 0x286, 0x5000]);
         assert_eq!(next(&mut store).as_deref(), Some("00005000"));
 
-        // Only runs over stored ids: the caller falls back to random ids.
+        // Only runs over stored ids: the caller falls back to random ids, and the store does
+        // not try again until its next overlay.
         store.flush(&storage).expect("flush");
         force_reserved_id_starts(&[0x1c0; RESERVE_TRIES_MAX + 1]);
         assert_eq!(next(&mut store), None);
@@ -1812,6 +1831,18 @@ pub(crate) mod tests {
             Some(0x1c0),
             "tried exactly the maximum"
         );
+        force_reserved_id_starts(&[0x6000]);
+        assert_eq!(next(&mut store), None);
+        store.flush(&storage).expect("flush");
+        assert_eq!(next(&mut store).as_deref(), Some("00006000"));
+    }
+
+    type IdPagesTable = ReadOnlyTable<u64, &'static [u8]>;
+
+    /// The `ids-recent` and `ids` tables of an open store.
+    fn tables(store: &Store) -> (&IdPagesTable, &IdPagesTable) {
+        let tables = store.tables.as_ref().expect("a sidecar is open");
+        (&tables.ids_recent, &tables.ids)
     }
 
     /// A rebuild flush size set by the test on this thread, if any.

@@ -4,7 +4,8 @@
 //!
 //! Entries are queued as a chain from the leaf and handed over in one call whenever an id is
 //! needed (a branch, a label, a compaction) or 256 are queued. Two writers produce the same
-//! lines. [`Writer::Session`] appends each chain with the session API
+//! lines but for their ids: the session API hands ids out in runs (format-spec/log.md §3), the
+//! bulk writer draws each at random, as pi does. [`Writer::Session`] appends each chain with the session API
 //! (`Session::append_many`, `Session::branch`; `Durability::None`): one lock, one write and
 //! one read-back per chain. [`Writer::Bulk`] encodes each line with the library's own encoder
 //! (`NewEntry::encode`, `new_entry_id`), writes them through one buffer and then indexes the
