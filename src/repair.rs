@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::format::line::{Line, classify};
+use crate::format::json_scan;
+use crate::format::line::{Line, classify, json_text_str, relink, with_field};
 use crate::format::write::encode_header;
 use crate::index::sidecar_path;
 use crate::session::{Session, SessionOptions};
@@ -346,7 +347,10 @@ fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<
     let mut parsed: Vec<Option<Map<String, Value>>> = Vec::with_capacity(lines.len());
     for (index, line) in lines.iter().enumerate() {
         let value = serde_json::from_slice::<Value>(&line.bytes).ok();
-        if value.is_some() {
+        // What `JSON.parse` reads, which counts: serde's `Value` refuses unpaired surrogate
+        // escapes that `JSON.parse` keeps, json_scan does not.
+        let text = std::str::from_utf8(&line.bytes).ok();
+        if text.is_some_and(json_scan::is_valid) {
             let id = if index == header_index {
                 Some(session_id.clone())
             } else {
@@ -354,9 +358,8 @@ fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<
                     .get(&offsets[index])
                     .map(|(id, _)| id.clone())
                     .or_else(|| {
-                        value
-                            .as_ref()
-                            .and_then(|v| v.get("id")?.as_str().map(String::from))
+                        let found = json_scan::scan(text?, &["id"]).ok()?;
+                        Some(json_text_str(found.fields[0]?)?.into_owned())
                     })
             };
             record_ids.push(id);
@@ -368,8 +371,24 @@ fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<
     }
 
     let (mut ids_added, mut indexes_resolved, mut roles_renamed) = (0u64, 0u64, 0u64);
+    let encode = |text: &str| serde_json::to_string(text).expect("a str always serialises");
     for (index, object) in parsed.iter_mut().enumerate() {
-        let Some(object) = object else { continue };
+        let Some(object) = object else {
+            // A v1 entry that serde cannot hold (an unpaired surrogate escape) gets its id and
+            // parentId set in its text, every other byte kept.
+            if let Some((id, parent)) = by_offset.get(&offsets[index])
+                && version < 2
+                && let Ok(text) = std::str::from_utf8(&lines[index].bytes)
+                && let Ok(found) = json_scan::scan(text, &["id"])
+                && found.fields[0].is_none_or(|raw| !raw.starts_with('"'))
+                && let Some(with_id) = with_field(text, "id", &encode(id))
+                && let Some(migrated) = relink(&with_id, parent.as_deref())
+            {
+                lines[index].bytes = migrated.into_bytes();
+                ids_added += 1;
+            }
+            continue;
+        };
         let mut changed = false;
         if index == header_index {
             object.insert(

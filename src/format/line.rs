@@ -447,20 +447,32 @@ pub(crate) fn top_level_fields(
 /// cannot hold in a `String` (an unpaired surrogate escape) is relinked too. `None` if `json`
 /// is not a JSON object.
 pub(crate) fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
-    let found = json_scan::scan(json, &["parentId"]).ok()?;
-    if !found.is_object {
-        return None;
-    }
     let parent = match parent_id {
         Some(id) => serde_json::to_string(id).expect("a string always serialises"),
         None => "null".to_string(),
     };
+    with_field(json, "parentId", &parent)
+}
+
+/// `json`, an object line, with the value of its top-level key `name` (the last one, if the
+/// key repeats) replaced by `raw_value`, or the member added after the last one (where a
+/// JavaScript assignment of a new key puts it). Every other byte is kept. `None` if `json` is
+/// not a JSON object.
+pub(crate) fn with_field(json: &str, name: &str, raw_value: &str) -> Option<String> {
+    let found = json_scan::scan(json, &[name]).ok()?;
+    if !found.is_object {
+        return None;
+    }
     Some(match found.fields[0] {
-        Some(raw) if raw == parent => json.to_string(),
+        Some(raw) if raw == raw_value => json.to_string(),
         Some(raw) => {
             // `raw` is a slice of `json` (json_scan returns subslices of its input).
             let start = raw.as_ptr() as usize - json.as_ptr() as usize;
-            format!("{}{parent}{}", &json[..start], &json[start + raw.len()..])
+            format!(
+                "{}{raw_value}{}",
+                &json[..start],
+                &json[start + raw.len()..]
+            )
         }
         None => {
             let body = json.trim_end_matches(json_scan::WHITESPACE);
@@ -470,7 +482,8 @@ pub(crate) fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
             } else {
                 ","
             };
-            format!("{body}{separator}\"parentId\":{parent}}}")
+            let key = serde_json::to_string(name).expect("a string always serialises");
+            format!("{body}{separator}{key}:{raw_value}}}")
         }
     })
 }
