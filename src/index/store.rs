@@ -658,13 +658,22 @@ impl Store {
     }
 
     fn refresh_tables(&mut self) -> Result<()> {
+        self.tables = self.read_tables()?;
+        Ok(())
+    }
+
+    /// The committed tables, in a new read transaction (`None` without a database).
+    fn read_tables(&self) -> Result<Option<ReadTables>> {
         let path = self.sidecar_path.clone().unwrap_or_default();
         let Some(db) = &self.db else {
-            self.tables = None;
-            return Ok(());
+            return Ok(None);
         };
+        #[cfg(test)]
+        if tests::fail_table_reads() {
+            return Err(index_error(&path, "test: reading the tables fails"));
+        }
         let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
-        self.tables = Some(ReadTables {
+        Ok(Some(ReadTables {
             records: txn.open_table(RECORDS).map_err(|e| index_error(&path, e))?,
             ids: txn.open_table(IDS).map_err(|e| index_error(&path, e))?,
             ids_recent: txn
@@ -677,8 +686,7 @@ impl Store {
                 .open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?,
             labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
-        });
-        Ok(())
+        }))
     }
 
     /// Ends a rebuild: writes the union of the id runs into `ids` in key order (a key in
@@ -1062,6 +1070,17 @@ impl Store {
                 return Err(error);
             }
         };
+        // The committed tables are read before the overlay is let go: without them this handle
+        // would answer as if the index were empty (and every id looked free). If they cannot be
+        // read, it keeps the state before the flush, whose answers are still right; its next
+        // flush, if any, finds the index moved on and writes nothing.
+        let new_tables = match self.read_tables() {
+            Ok(new_tables) => new_tables,
+            Err(error) => {
+                self.tables = tables;
+                return Err(error);
+            }
+        };
         drop(tables);
         if write_run {
             self.id_runs.push(new_run);
@@ -1074,7 +1093,8 @@ impl Store {
             base_len_bytes: self.indexed_len_bytes,
             ..Overlay::default()
         };
-        self.refresh_tables()
+        self.tables = new_tables;
+        Ok(())
     }
 
     fn header_session_id(&self, storage: &dyn LogStorage) -> Result<String> {
@@ -1756,6 +1776,49 @@ pub(crate) mod tests {
     thread_local! {
         static REBUILD_FLUSH_ENTRIES: Cell<Option<usize>> = const { Cell::new(None) };
         static RESERVED_ID_STARTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    }
+
+    thread_local! {
+        static FAIL_TABLE_READS: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Whether reading the committed tables fails, as set by the test on this thread.
+    pub(super) fn fail_table_reads() -> bool {
+        FAIL_TABLE_READS.with(Cell::get)
+    }
+
+    /// A flush whose commit succeeds but whose tables cannot be read back fails, and the
+    /// store answers as before it (every record, id and child, from its old tables and its
+    /// overlay) instead of as an empty index; ids it holds are not handed out again.
+    #[test]
+    fn flush_that_cannot_read_its_tables_keeps_answering() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("log.jsonl");
+        let log = repeating_ids_log();
+        let half = log[..log.len() / 2]
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .expect("a line ends there")
+            + 1;
+        std::fs::write(&path, &log[..half]).expect("write half");
+        let sidecar = crate::index::sidecar_path(&path);
+        let storage = crate::storage::FileStorage::open(&path).expect("open log");
+        let (mut store, _) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("build");
+        std::fs::write(&path, &log).expect("write the rest");
+        store.catch_up(&storage).expect("catch up");
+        assert!(!store.overlay.records.is_empty());
+        let before = dump(&store);
+
+        FAIL_TABLE_READS.with(|cell| cell.set(true));
+        let flushed = store.flush(&storage);
+        FAIL_TABLE_READS.with(|cell| cell.set(false));
+        assert!(matches!(flushed, Err(Error::Index { .. })), "{flushed:?}");
+        assert_eq!(dump(&store), before);
+        let taken = store
+            .existing_record(store.next_seq - 1)
+            .expect("record")
+            .id;
+        assert!(store.seq_of(&taken).expect("lookup").is_some());
     }
 
     /// The next start of a run of reserved ids set by the test on this thread, if any.
