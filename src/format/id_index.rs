@@ -2,9 +2,9 @@
 //! filed under, and the pages of `(key, seq)` entries the `ids` table holds.
 //!
 //! Why pages of fixed-width keys: ids are random (or, from treelog's appends, runs of 128 at
-//! random starts), so every batch of new ids lands all over the table. A B-tree of one string key per id paid a redb insert (~1 us here, ascending or not)
-//! per id; pages of ~250 sorted entries pay one per page touched, and a lookup is one range
-//! read plus a binary search.
+//! random starts), so every batch of new ids lands all over the table. A B-tree of one string
+//! key per id paid a redb insert (~1 us here, ascending or not) per id; pages of ~250 sorted
+//! entries pay one per page touched, and a lookup is one range read plus a binary search.
 
 use super::record::DecodeError;
 
@@ -142,33 +142,31 @@ impl<'a> IdPageView<'a> {
         self.key(0)
     }
 
-    /// The seq filed under `key` in this page.
-    pub fn get(&self, key: u64) -> Option<u64> {
+    /// The index of the first entry whose key is at least `key` (`len()` if none): a binary
+    /// search, the keys being in increasing order.
+    fn first_at_or_after(&self, key: u64) -> usize {
         let (mut low, mut high) = (0, self.len());
         while low < high {
             let middle = (low + high) / 2;
-            match self.key(middle).cmp(&key) {
-                std::cmp::Ordering::Less => low = middle + 1,
-                std::cmp::Ordering::Greater => high = middle,
-                std::cmp::Ordering::Equal => return Some(self.field(middle, 8)),
-            }
-        }
-        None
-    }
-
-    /// Whether the page files any key in `keys`.
-    pub fn holds_key_in(&self, keys: std::ops::RangeInclusive<u64>) -> bool {
-        // The first entry at or after the range's start, found as `get` finds a key.
-        let (mut low, mut high) = (0, self.len());
-        while low < high {
-            let middle = (low + high) / 2;
-            if self.key(middle) < *keys.start() {
+            if self.key(middle) < key {
                 low = middle + 1;
             } else {
                 high = middle;
             }
         }
-        low < self.len() && self.key(low) <= *keys.end()
+        low
+    }
+
+    /// The seq filed under `key` in this page.
+    pub fn get(&self, key: u64) -> Option<u64> {
+        let index = self.first_at_or_after(key);
+        (index < self.len() && self.key(index) == key).then(|| self.field(index, 8))
+    }
+
+    /// Whether the page files any key in `keys`.
+    pub fn holds_key_in(&self, keys: std::ops::RangeInclusive<u64>) -> bool {
+        let index = self.first_at_or_after(*keys.start());
+        index < self.len() && self.key(index) <= *keys.end()
     }
 
     /// The entries in key order.

@@ -46,16 +46,26 @@ fn decode(page_key: u64, bytes: &[u8]) -> IdResult<IdPageView<'_>> {
     Ok(view)
 }
 
+/// What `read` finds in the last page of `table` starting at or before `key` (the only page
+/// that may hold `key`): one range read. `None` if no page starts there.
+fn with_page_up_to<T>(
+    table: &impl ReadableTable<u64, &'static [u8]>,
+    key: u64,
+    read: impl FnOnce(IdPageView<'_>) -> T,
+) -> IdResult<Option<T>> {
+    let Some(item) = table.range(..=key).map_err(|e| e.to_string())?.next_back() else {
+        return Ok(None);
+    };
+    let (page_key, page) = item.map_err(|e| e.to_string())?;
+    Ok(Some(read(decode(page_key.value(), page.value())?)))
+}
+
 /// The seq filed under `key`: one range read and a binary search in the page that may hold it.
 pub(crate) fn lookup(
     table: &impl ReadableTable<u64, &'static [u8]>,
     key: u64,
 ) -> IdResult<Option<u64>> {
-    let Some(item) = table.range(..=key).map_err(|e| e.to_string())?.next_back() else {
-        return Ok(None);
-    };
-    let (page_key, page) = item.map_err(|e| e.to_string())?;
-    Ok(decode(page_key.value(), page.value())?.get(key))
+    Ok(with_page_up_to(table, key, |page| page.get(key))?.flatten())
 }
 
 /// Whether `table` files any key in `keys`: one range read, as a lookup. Pages hold disjoint
@@ -66,15 +76,8 @@ pub(crate) fn holds_key_in(
     table: &impl ReadableTable<u64, &'static [u8]>,
     keys: std::ops::RangeInclusive<u64>,
 ) -> IdResult<bool> {
-    let Some(item) = table
-        .range(..=*keys.end())
-        .map_err(|e| e.to_string())?
-        .next_back()
-    else {
-        return Ok(false);
-    };
-    let (page_key, page) = item.map_err(|e| e.to_string())?;
-    Ok(decode(page_key.value(), page.value())?.holds_key_in(keys))
+    let end = *keys.end();
+    Ok(with_page_up_to(table, end, |page| page.holds_key_in(keys))?.unwrap_or(false))
 }
 
 /// Files `entries` (sorted by key, no key twice) into `table`: each page they fall into is
