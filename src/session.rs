@@ -1059,7 +1059,7 @@ impl Session {
         }
         let mut lookup_error = None;
         let id = new_entry_id(|candidate| {
-            if also_taken.iter().any(|taken| taken == candidate) {
+            if in_batch(candidate) {
                 return true;
             }
             match self.store.seq_of(candidate) {

@@ -1776,9 +1776,6 @@ pub(crate) mod tests {
     thread_local! {
         static REBUILD_FLUSH_ENTRIES: Cell<Option<usize>> = const { Cell::new(None) };
         static RESERVED_ID_STARTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
-    }
-
-    thread_local! {
         static FAIL_TABLE_READS: Cell<bool> = const { Cell::new(false) };
     }
 
