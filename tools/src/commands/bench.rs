@@ -83,7 +83,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         ))?;
         out.line("")?;
-        out.line("| entries | log | index size | cold open: index / replay (ratio) | build_context: index / replay | peak RSS: index / replay | path ids | reindex (vs raw pass, same run) | catch-up 1 MiB |")?;
+        out.line("| entries | log | index size | cold open: index / replay (ratio) | build_context: index / replay | peak RSS: index / replay | path ids | reindex (vs raw pass, same run; serde raw: the issue's raw pass) | catch-up 1 MiB |")?;
         out.line("|---|---|---|---|---|---|---|---|---|")?;
         out.flush()?;
     }
@@ -144,6 +144,7 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
     // Reindex from scratch, and a raw pass over the same bytes, interleaved in the same run.
     let mut reindex = Vec::new();
     let mut raw = Vec::new();
+    let mut raw_serde = Vec::new();
     for _ in 0..runs {
         let start = Instant::now();
         let session = Session::open(
@@ -155,7 +156,8 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
         )?;
         reindex.push(start.elapsed());
         drop(session);
-        raw.push(raw_pass(file)?);
+        raw.push(raw_pass(file, RawParse::Classify)?);
+        raw_serde.push(raw_pass(file, RawParse::SerdeThreeFields)?);
     }
     let sidecar = treelog::sidecar_path(file);
     let index_bytes = std::fs::metadata(&sidecar)
@@ -182,6 +184,7 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
 
     let reindex_s = median(reindex).as_secs_f64();
     let raw_s = median(raw).as_secs_f64();
+    let raw_serde_s = median(raw_serde).as_secs_f64();
     let megabytes = log_bytes as f64 / 1e6;
     let path_len = field(&indexed, "pathLen");
     Ok(json!({
@@ -202,6 +205,7 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
         "reindexMBps": megabytes / reindex_s,
         "rawPassMBps": megabytes / raw_s,
         "reindexVsRawPass": raw_s / reindex_s,
+        "rawPassSerdeMBps": megabytes / raw_serde_s,
         "catchUp1MiBMs": catch_up.as_secs_f64() * 1000.0,
     }))
 }
@@ -209,7 +213,7 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
 fn table_row(row: &Value) -> String {
     let number = |key: &str| row[key].as_f64().unwrap_or(f64::NAN);
     format!(
-        "| {} | {:.1} MiB | {:.1}% | {:.2} / {:.1} ms ({:.0}x) | {:.2} / {:.2} ms ({:.0} msgs) | {:.0} / {:.0} MiB | {:.0} ns/hop ({:.0} hops) | {:.0} MB/s (raw {:.0} MB/s, {:.0}%) | {:.1} ms |",
+        "| {} | {:.1} MiB | {:.1}% | {:.2} / {:.1} ms ({:.0}x) | {:.2} / {:.2} ms ({:.0} msgs) | {:.0} / {:.0} MiB | {:.0} ns/hop ({:.0} hops) | {:.0} MB/s (raw {:.0} MB/s, {:.0}%; serde raw {:.0} MB/s) | {:.1} ms |",
         row["entries"],
         number("logBytes") / 1048576.0,
         number("indexPercent"),
@@ -226,13 +230,36 @@ fn table_row(row: &Value) -> String {
         number("reindexMBps"),
         number("rawPassMBps"),
         100.0 * number("reindexVsRawPass"),
+        number("rawPassSerdeMBps"),
         number("catchUp1MiBMs"),
     )
 }
 
+/// How a raw pass reads a line's indexed fields.
+#[derive(Clone, Copy)]
+enum RawParse {
+    /// treelog's own reading (`format::line::classify`): what a reindex runs.
+    Classify,
+    /// The definition: serde_json reading three borrowed fields, skipping (and so
+    /// validating) the rest of the line.
+    SerdeThreeFields,
+}
+
+/// Three borrowed fields of a line, as `RawParse::SerdeThreeFields` reads them (`Cow`, for
+/// strings holding escapes).
+#[derive(serde::Deserialize)]
+struct ThreeFields<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "parentId", borrow)]
+    parent_id: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// What the engine cannot avoid when replaying: read every byte in large chunks, find the
-/// lines, parse each line's indexed fields, hash the bytes.
-fn raw_pass(file: &Path) -> Result<Duration, CliError> {
+/// lines, parse each line's indexed fields, hash the bytes. One thread.
+fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
     use std::io::Read;
     let start = Instant::now();
     let mut reader = std::fs::File::open(file).map_err(|e| CliError::io(file, "open", e))?;
@@ -256,16 +283,24 @@ fn raw_pass(file: &Path) -> Result<Duration, CliError> {
                 carry.extend_from_slice(&buf[start_of_line..newline]);
                 &carry
             };
-            let text = match treelog::format::utf8_str(line) {
-                Some(text) => std::borrow::Cow::Borrowed(text),
-                None => String::from_utf8_lossy(line),
+            let parsed = match parse {
+                RawParse::Classify => {
+                    let text = match treelog::format::utf8_str(line) {
+                        Some(text) => std::borrow::Cow::Borrowed(text),
+                        None => String::from_utf8_lossy(line),
+                    };
+                    !matches!(
+                        treelog::format::line::classify(&text, false, lines == 0),
+                        treelog::format::line::Line::Blank
+                    )
+                }
+                RawParse::SerdeThreeFields => serde_json::from_slice::<ThreeFields>(line)
+                    .is_ok_and(|fields| {
+                        std::hint::black_box(&fields.parent_id);
+                        fields.kind.is_some() && fields.id.is_some()
+                    }),
             };
-            if !matches!(
-                treelog::format::line::classify(&text, false, lines == 0),
-                treelog::format::line::Line::Blank
-            ) {
-                lines += 1;
-            }
+            lines += u64::from(parsed);
             carry.clear();
             start_of_line = newline + 1;
         }
