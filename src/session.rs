@@ -912,31 +912,32 @@ impl Session {
             }
         }
 
-        let mut bytes = Vec::new();
+        let mut text = String::new();
         if log_len > self.store.indexed_len_bytes {
             // A torn last line: end it, so the new entry is not glued onto it.
-            bytes.push(b'\n');
+            text.push('\n');
         }
         if log_len == 0 && self.header_pending {
-            bytes.extend_from_slice(self.header.json.as_bytes());
-            bytes.push(b'\n');
+            text.push_str(&self.header.json);
+            text.push('\n');
         }
         let mut parent_id = self.id_of(self.leaf_seq)?;
         let mut ids: Vec<String> = Vec::with_capacity(entries.len());
+        // Where the indexed fields of each entry line lie, so it is indexed without a scan.
+        let mut written = Vec::with_capacity(entries.len());
         let timestamp = format_iso_ms(now_ms());
         for entry in &entries {
             let id = self.new_id(&ids)?;
-            bytes.extend_from_slice(
-                entry
-                    .encode(&id, parent_id.as_deref(), &timestamp)
-                    .as_bytes(),
-            );
-            bytes.push(b'\n');
+            let (line, spans) = entry.encode_with_spans(&id, parent_id.as_deref(), &timestamp);
+            text.push_str(&line);
+            text.push('\n');
+            written.push(spans);
             parent_id = Some(id.clone());
             ids.push(id);
         }
+        let bytes = text.as_bytes();
 
-        let end_bytes = match self.storage.append(&bytes) {
+        let end_bytes = match self.storage.append(bytes) {
             Ok(end_bytes) => end_bytes,
             Err(error) => {
                 self.poisoned = Some(format!("write failed: {error}"));
@@ -961,7 +962,7 @@ impl Session {
         // This relies on O_APPEND writes being atomic with respect to other appenders, as on
         // local POSIX filesystems (not NFS): where the write ended then proves where it began.
         if log_len == self.store.indexed_len_bytes && end_bytes == log_len + bytes.len() as u64 {
-            self.store.apply_written(&bytes)?;
+            self.store.apply_written(&text, &written)?;
         } else {
             self.store.catch_up(self.storage.as_mut())?;
         }

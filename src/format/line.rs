@@ -186,39 +186,38 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
     if !scan.is_object {
         return not_an_object();
     }
-    let [
-        kind,
-        id,
-        parent_id,
-        timestamp,
-        target_id,
-        label,
-        name,
-        append_mode,
-        version,
-        cwd,
-        parent_session,
-        message,
-    ] = scan.fields;
-    let fields = FieldTexts {
-        kind,
-        id,
-        parent_id,
-        timestamp,
-        target_id,
-        label,
-        name,
-        append_mode,
-        version,
-        cwd,
-        parent_session,
-        message,
-    };
+    let fields = FieldTexts::from_array(scan.fields);
     classify_fields(text, fields, is_assistant_message, legacy_v1, allow_header)
 }
 
+/// Where the fields [`classify`] reads lie in a line its writer built (see
+/// [`classify_written`]): (offset, length) in bytes of each value's raw JSON, in the order of
+/// [`FIELD_NAMES`].
+pub(crate) type FieldSpans = [Option<(u32, u32)>; FIELD_COUNT];
+
+/// How many top-level keys [`classify`] reads.
+pub(crate) const FIELD_COUNT: usize = 12;
+
+/// [`classify`] for a line that treelog's own encoder wrote (`format::write`), which knows
+/// where each field's value lies: the same answer without scanning the line again. That
+/// answer is `classify`'s (the encoder's proptest checks it for every entry type) as long as
+/// the line is valid JSON with each of these keys at most once at the top level, which the
+/// encoder guarantees (payloads are `RawValue`s, strings are escaped, keys are fixed).
+pub(crate) fn classify_written<'a>(text: &'a str, spans: &FieldSpans, legacy_v1: bool) -> Line<'a> {
+    let fields = spans.map(|span| {
+        span.and_then(|(offset, len)| text.get(offset as usize..(offset + len) as usize))
+    });
+    classify_fields(
+        text,
+        FieldTexts::from_array(fields),
+        is_assistant_message,
+        legacy_v1,
+        false,
+    )
+}
+
 /// The top-level keys [`classify`] reads, in the order of the fields of [`FieldTexts`].
-const FIELD_NAMES: [&str; 12] = [
+pub(crate) const FIELD_NAMES: [&str; FIELD_COUNT] = [
     "type",
     "id",
     "parentId",
@@ -319,6 +318,40 @@ struct FieldTexts<'a> {
     cwd: Option<&'a str>,
     parent_session: Option<&'a str>,
     message: Option<&'a str>,
+}
+
+impl<'a> FieldTexts<'a> {
+    /// The fields in the order of [`FIELD_NAMES`].
+    fn from_array(fields: [Option<&'a str>; FIELD_COUNT]) -> FieldTexts<'a> {
+        let [
+            kind,
+            id,
+            parent_id,
+            timestamp,
+            target_id,
+            label,
+            name,
+            append_mode,
+            version,
+            cwd,
+            parent_session,
+            message,
+        ] = fields;
+        FieldTexts {
+            kind,
+            id,
+            parent_id,
+            timestamp,
+            target_id,
+            label,
+            name,
+            append_mode,
+            version,
+            cwd,
+            parent_session,
+            message,
+        }
+    }
 }
 
 /// What an object line is, from its fields. `is_assistant` is asked about the message of a

@@ -4,7 +4,7 @@
 
 use serde_json::value::RawValue;
 
-use super::line::EntryKind;
+use super::line::{EntryKind, FIELD_NAMES, FieldSpans};
 
 /// A new entry's content, before an id, parent and timestamp are assigned.
 #[derive(Clone, Debug)]
@@ -91,6 +91,17 @@ impl NewEntry {
     }
 
     pub fn encode(&self, id: &str, parent_id: Option<&str>, timestamp: &str) -> String {
+        self.encode_with_spans(id, parent_id, timestamp).0
+    }
+
+    /// [`NewEntry::encode`], and where the values of the keys `line::classify` reads lie in
+    /// the line, for [`super::line::classify_written`].
+    pub(crate) fn encode_with_spans(
+        &self,
+        id: &str,
+        parent_id: Option<&str>,
+        timestamp: &str,
+    ) -> (String, FieldSpans) {
         // One allocation for the common case: the payload plus room for the keys and ids.
         let mut out = JsonObject::with_capacity(self.payload_len_bytes() + 192);
         out.string("type", self.kind().as_str());
@@ -184,7 +195,7 @@ pub fn encode_header(
     if let Some(parent) = parent_session {
         out.string("parentSession", parent);
     }
-    out.finish()
+    out.finish().0
 }
 
 /// Makes caller-supplied raw JSON safe to embed in one line: checks that it is valid JSON and
@@ -202,6 +213,9 @@ pub fn single_line_raw(json: &str) -> Result<Box<RawValue>, serde_json::Error> {
 /// Appends `"key":value` pairs in call order.
 struct JsonObject {
     text: String,
+    /// Where the values of the keys in `FIELD_NAMES` were written. Each key is written at most
+    /// once: every `NewEntry` variant writes a fixed set of distinct keys.
+    spans: FieldSpans,
 }
 
 impl JsonObject {
@@ -212,7 +226,10 @@ impl JsonObject {
     fn with_capacity(len_bytes: usize) -> Self {
         let mut text = String::with_capacity(len_bytes);
         text.push('{');
-        JsonObject { text }
+        JsonObject {
+            text,
+            spans: FieldSpans::default(),
+        }
     }
 
     fn key(&mut self, key: &str) {
@@ -224,8 +241,21 @@ impl JsonObject {
         self.text.push_str("\":");
     }
 
+    /// Notes where the value of `key`, written from `start` to the end of the text, lies.
+    fn note_span(&mut self, key: &str, start: usize) {
+        if let Some(field) = FIELD_NAMES.iter().position(|name| *name == key) {
+            debug_assert!(self.spans[field].is_none(), "{key} written twice");
+            // A line longer than 4 GiB is refused by the log (LINE_LEN_MAX) before it is
+            // indexed; its spans are never read.
+            let offset = u32::try_from(start).unwrap_or(u32::MAX);
+            let len = u32::try_from(self.text.len() - start).unwrap_or(0);
+            self.spans[field] = Some((offset, len));
+        }
+    }
+
     fn raw(&mut self, key: &str, raw_json: &str) {
         self.key(key);
+        let start = self.text.len();
         // A `RawValue` built by the caller (`NewEntry` is public) may hold line breaks between
         // tokens; written as they are they would split the entry into broken lines. In valid
         // JSON they can only be whitespace, so a space keeps the value (see `single_line_raw`).
@@ -234,11 +264,14 @@ impl JsonObject {
         } else {
             self.text.push_str(raw_json);
         }
+        self.note_span(key, start);
     }
 
     fn string(&mut self, key: &str, value: &str) {
         self.key(key);
+        let start = self.text.len();
         push_json_string(&mut self.text, value);
+        self.note_span(key, start);
     }
 
     fn optional_raw(&mut self, key: &str, raw: Option<&RawValue>) {
@@ -263,9 +296,9 @@ impl JsonObject {
         self.string("timestamp", timestamp);
     }
 
-    fn finish(mut self) -> String {
+    fn finish(mut self) -> (String, FieldSpans) {
         self.text.push('}');
-        self.text
+        (self.text, self.spans)
     }
 }
 
@@ -407,7 +440,108 @@ mod tests {
         assert_eq!(out, "\"\\u0001\\b\\t\\n\\f\\r\\\"\\\\/\u{7f}é\u{2028}\"");
     }
 
+    /// Raw JSON payloads: messages with every shape of `role` that `classify` reads, other
+    /// values, strings with escapes and unpaired surrogate escapes, and line breaks between
+    /// tokens (which the encoder turns into spaces).
+    fn raw_payload() -> impl proptest::strategy::Strategy<Value = Box<RawValue>> {
+        use proptest::prelude::*;
+        let role = prop::sample::select(vec![
+            r#""assistant""#,
+            r#""user""#,
+            r#""assist\u0061nt""#,
+            r#""\ud800""#,
+            "1",
+            "null",
+        ]);
+        let text = "(\\PC|[\"\\\\\\x00-\\x1f])*"
+            .prop_map(|text| serde_json::to_string(&text).expect("a str"));
+        (role, text, 0..7usize).prop_map(|(role, text, shape)| {
+            let json = match shape {
+                0 => format!(r#"{{"role":{role},"content":{text}}}"#),
+                1 => format!(r#"{{"content":{text},"role":{role}}}"#),
+                2 => format!("{{\n \"role\" : {role},\r\n\"role\":\"user\"}}"),
+                3 => format!(r#"[{text},{{"role":{role}}}]"#),
+                4 => text,
+                5 => r#""\udc00 lone""#.to_string(),
+                _ => format!(r#"{{"a":{{"role":{role}}},"b":[1,2.5e3,true,null]}}"#),
+            };
+            RawValue::from_string(json).expect("the templates are valid JSON")
+        })
+    }
+
+    fn new_entry() -> impl proptest::strategy::Strategy<Value = NewEntry> {
+        use proptest::prelude::*;
+        let text = || "(\\PC|[\"\\\\\\x00-\\x1f])*";
+        prop_oneof![
+            raw_payload().prop_map(|message| NewEntry::Message { message }),
+            text().prop_map(|thinking_level| NewEntry::ThinkingLevelChange { thinking_level }),
+            (text(), text())
+                .prop_map(|(provider, model_id)| NewEntry::ModelChange { provider, model_id }),
+            (
+                text(),
+                text(),
+                proptest::option::of(raw_payload()),
+                proptest::option::of(any::<bool>())
+            )
+                .prop_map(|(summary, first_kept_entry_id, details, from_hook)| {
+                    NewEntry::Compaction {
+                        summary,
+                        first_kept_entry_id,
+                        tokens_before: RawValue::from_string("7".into()).expect("a number"),
+                        details,
+                        from_hook,
+                    }
+                }),
+            (text(), text(), proptest::option::of(raw_payload())).prop_map(
+                |(from_id, summary, details)| NewEntry::BranchSummary {
+                    from_id,
+                    summary,
+                    details,
+                    from_hook: None,
+                }
+            ),
+            (text(), proptest::option::of(raw_payload()))
+                .prop_map(|(custom_type, data)| NewEntry::Custom { custom_type, data }),
+            (
+                text(),
+                raw_payload(),
+                any::<bool>(),
+                proptest::option::of(raw_payload())
+            )
+                .prop_map(|(custom_type, content, display, details)| {
+                    NewEntry::CustomMessage {
+                        custom_type,
+                        content,
+                        display,
+                        details,
+                    }
+                }),
+            (text(), proptest::option::of(text()))
+                .prop_map(|(target_id, label)| NewEntry::Label { target_id, label }),
+            text().prop_map(|name| NewEntry::SessionInfo { name }),
+        ]
+    }
+
     proptest::proptest! {
+        /// For every entry type and any payload, `classify_written` reading the spans the
+        /// encoder noted answers as `classify` scanning the line: appends are indexed from
+        /// the spans (`Store::apply_written`), rebuilds and other writers' lines by `classify`.
+        #[test]
+        fn written_spans_classify_as_the_line_does(
+            entry in new_entry(),
+            id in "(\\PC|[\"\\\\])*",
+            parent in proptest::option::of("(\\PC|[\"\\\\])*"),
+            timestamp in "(\\PC|[\"\\\\])*",
+            legacy_v1 in proptest::bool::ANY,
+        ) {
+            let (line, spans) = entry.encode_with_spans(&id, parent.as_deref(), &timestamp);
+            proptest::prop_assert_eq!(&line, &entry.encode(&id, parent.as_deref(), &timestamp));
+            proptest::prop_assert_eq!(
+                super::super::line::classify_written(&line, &spans, legacy_v1),
+                super::super::line::classify(&line, legacy_v1, false)
+            );
+        }
+
         /// The copy without escapes writes what serde_json writes, for any string, among them
         /// strings with a single `"`, `\` or control character.
         #[test]
