@@ -91,19 +91,24 @@ impl NewEntry {
     }
 
     pub fn encode(&self, id: &str, parent_id: Option<&str>, timestamp: &str) -> String {
-        self.encode_with_spans(id, parent_id, timestamp).0
+        // One allocation for the common case: the payload plus room for the keys and ids.
+        let mut line = String::with_capacity(self.payload_len_bytes() + 192);
+        self.encode_into(&mut line, id, parent_id, timestamp);
+        line
     }
 
-    /// [`NewEntry::encode`], and where the values of the keys `line::classify` reads lie in
-    /// the line, for [`super::line::classify_written`].
-    pub(crate) fn encode_with_spans(
+    /// Appends [`NewEntry::encode`]'s line to `out`, and returns where the values of the keys
+    /// `line::classify` reads lie in the line (from its first byte), for
+    /// [`super::line::classify_written`].
+    pub(crate) fn encode_into(
         &self,
+        out: &mut String,
         id: &str,
         parent_id: Option<&str>,
         timestamp: &str,
-    ) -> (String, FieldSpans) {
-        // One allocation for the common case: the payload plus room for the keys and ids.
-        let mut out = JsonObject::with_capacity(self.payload_len_bytes() + 192);
+    ) -> FieldSpans {
+        out.reserve(self.payload_len_bytes() + 192);
+        let mut out = JsonObject::start(out);
         out.string("type", self.kind().as_str());
         match self {
             // custom and custom_message put their own fields before the common ones.
@@ -186,7 +191,8 @@ pub fn encode_header(
     cwd: &str,
     parent_session: Option<&str>,
 ) -> String {
-    let mut out = JsonObject::new();
+    let mut line = String::with_capacity(256);
+    let mut out = JsonObject::start(&mut line);
     out.string("type", "session");
     out.raw("version", &crate::format::CURRENT_VERSION.to_string());
     out.string("id", session_id);
@@ -195,7 +201,8 @@ pub fn encode_header(
     if let Some(parent) = parent_session {
         out.string("parentSession", parent);
     }
-    out.finish().0
+    out.finish();
+    line
 }
 
 /// Makes caller-supplied raw JSON safe to embed in one line: checks that it is valid JSON and
@@ -211,29 +218,28 @@ pub fn single_line_raw(json: &str) -> Result<Box<RawValue>, serde_json::Error> {
 }
 
 /// Appends `"key":value` pairs in call order.
-struct JsonObject {
-    text: String,
-    /// Where the values of the keys in `FIELD_NAMES` were written. Each key is written at most
-    /// once: every `NewEntry` variant writes a fixed set of distinct keys.
+struct JsonObject<'out> {
+    /// The object is appended to this text, from `start`.
+    text: &'out mut String,
+    start: usize,
+    /// Where the values of the keys in `FIELD_NAMES` were written, from `start`. Each key is
+    /// written at most once: every `NewEntry` variant writes a fixed set of distinct keys.
     spans: FieldSpans,
 }
 
-impl JsonObject {
-    fn new() -> Self {
-        JsonObject::with_capacity(256)
-    }
-
-    fn with_capacity(len_bytes: usize) -> Self {
-        let mut text = String::with_capacity(len_bytes);
+impl<'out> JsonObject<'out> {
+    fn start(text: &'out mut String) -> Self {
+        let start = text.len();
         text.push('{');
         JsonObject {
             text,
+            start,
             spans: FieldSpans::default(),
         }
     }
 
     fn key(&mut self, key: &str) {
-        if self.text.len() > 1 {
+        if self.text.len() > self.start + 1 {
             self.text.push(',');
         }
         self.text.push('"');
@@ -247,7 +253,7 @@ impl JsonObject {
             debug_assert!(self.spans[field].is_none(), "{key} written twice");
             // A line longer than 4 GiB is refused by the log (LINE_LEN_MAX) before it is
             // indexed; its spans are never read.
-            let offset = u32::try_from(start).unwrap_or(u32::MAX);
+            let offset = u32::try_from(start - self.start).unwrap_or(u32::MAX);
             let len = u32::try_from(self.text.len() - start).unwrap_or(0);
             self.spans[field] = Some((offset, len));
         }
@@ -270,7 +276,7 @@ impl JsonObject {
     fn string(&mut self, key: &str, value: &str) {
         self.key(key);
         let start = self.text.len();
-        push_json_string(&mut self.text, value);
+        push_json_string(self.text, value);
         self.note_span(key, start);
     }
 
@@ -296,9 +302,9 @@ impl JsonObject {
         self.string("timestamp", timestamp);
     }
 
-    fn finish(mut self) -> (String, FieldSpans) {
+    fn finish(self) -> FieldSpans {
         self.text.push('}');
-        (self.text, self.spans)
+        self.spans
     }
 }
 
@@ -534,11 +540,15 @@ mod tests {
             timestamp in "(\\PC|[\"\\\\])*",
             legacy_v1 in proptest::bool::ANY,
         ) {
-            let (line, spans) = entry.encode_with_spans(&id, parent.as_deref(), &timestamp);
-            proptest::prop_assert_eq!(&line, &entry.encode(&id, parent.as_deref(), &timestamp));
+            // Encoded after other text, as a batch's second line is.
+            let mut text = String::from("{\"before\":1}\n");
+            let line_start = text.len();
+            let spans = entry.encode_into(&mut text, &id, parent.as_deref(), &timestamp);
+            let line = &text[line_start..];
+            proptest::prop_assert_eq!(line, &entry.encode(&id, parent.as_deref(), &timestamp));
             proptest::prop_assert_eq!(
-                super::super::line::classify_written(&line, &spans, legacy_v1),
-                super::super::line::classify(&line, legacy_v1, false)
+                super::super::line::classify_written(line, &spans, legacy_v1),
+                super::super::line::classify(line, legacy_v1, false)
             );
         }
 

@@ -781,35 +781,29 @@ impl Store {
     /// Indexes lines this handle has just written, from memory instead of reading them back.
     /// The caller guarantees that the log held exactly `indexed_len_bytes` before its write
     /// and exactly that plus `text` after it (no other writer's bytes around them), and that
-    /// `text` is whole lines, each ending in `\n`. `entries` are the field spans of its last
-    /// lines, as `NewEntry::encode_with_spans` wrote them: those lines are indexed without a
-    /// scan (`classify_written`), any before them (a header) are classified.
-    pub fn apply_written(&mut self, text: &str, entries: &[FieldSpans]) -> Result<()> {
+    /// `text` is whole lines, each ending in `\n`. `entries` are the field spans of the lines
+    /// from `entries_start_bytes` on, as `NewEntry::encode_into` wrote them: those lines are
+    /// indexed without a scan (`classify_written`), any before them (a header) are classified.
+    pub fn apply_written(
+        &mut self,
+        text: &str,
+        entries_start_bytes: usize,
+        entries: &[FieldSpans],
+    ) -> Result<()> {
         self.check_applicable()?;
         let start = self.indexed_len_bytes;
         let bytes = text.as_bytes();
         debug_assert!(bytes.ends_with(b"\n"), "appends end with a newline");
-        let line_count = memchr::memchr_iter(b'\n', bytes).count();
-        debug_assert!(
-            entries.len() <= line_count,
-            "one line per entry, after any others"
-        );
-        // The entries are the last lines; any before them (a header) are classified.
         let mut entries = entries.iter();
-        let mut unknown_lines = line_count - entries.len();
         let mut line_start = 0;
         for line_end in memchr::memchr_iter(b'\n', bytes) {
             let line = &text[line_start..line_end];
             let offset_bytes = start + line_start as u64;
             let len_bytes = line.len() as u64;
             let crc32 = crc32fast::hash(line.as_bytes());
-            let spans = match unknown_lines {
-                0 => entries.next(),
-                _ => {
-                    unknown_lines -= 1;
-                    None
-                }
-            };
+            let spans = (line_start >= entries_start_bytes)
+                .then(|| entries.next())
+                .flatten();
             match (spans, self.settled_legacy_v1()) {
                 (Some(spans), Some(legacy_v1)) if line.len() <= crate::limits::LINE_LEN_MAX => {
                     let classified = crate::format::line::classify_written(line, spans, legacy_v1);
