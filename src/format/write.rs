@@ -447,8 +447,8 @@ mod tests {
     }
 
     /// Raw JSON payloads: messages with every shape of `role` that `classify` reads, other
-    /// values, strings with escapes and unpaired surrogate escapes, and line breaks between
-    /// tokens (which the encoder turns into spaces).
+    /// values, strings with escapes and unpaired surrogate escapes, line breaks between tokens
+    /// (which the encoder turns into spaces) and whitespace around the value.
     fn raw_payload() -> impl proptest::strategy::Strategy<Value = Box<RawValue>> {
         use proptest::prelude::*;
         let role = prop::sample::select(vec![
@@ -461,7 +461,7 @@ mod tests {
         ]);
         let text = "(\\PC|[\"\\\\\\x00-\\x1f])*"
             .prop_map(|text| serde_json::to_string(&text).expect("a str"));
-        (role, text, 0..7usize).prop_map(|(role, text, shape)| {
+        (role, text, 0..8usize).prop_map(|(role, text, shape)| {
             let json = match shape {
                 0 => format!(r#"{{"role":{role},"content":{text}}}"#),
                 1 => format!(r#"{{"content":{text},"role":{role}}}"#),
@@ -469,6 +469,7 @@ mod tests {
                 3 => format!(r#"[{text},{{"role":{role}}}]"#),
                 4 => text,
                 5 => r#""\udc00 lone""#.to_string(),
+                6 => format!(" \t{{\"role\":{role}}}\r\n "),
                 _ => format!(r#"{{"a":{{"role":{role}}},"b":[1,2.5e3,true,null]}}"#),
             };
             RawValue::from_string(json).expect("the templates are valid JSON")
