@@ -205,7 +205,7 @@ pub(crate) const FIELD_COUNT: usize = 12;
 /// encoder guarantees (payloads are `RawValue`s, strings are escaped, keys are fixed).
 pub(crate) fn classify_written<'a>(text: &'a str, spans: &FieldSpans, legacy_v1: bool) -> Line<'a> {
     let fields = spans.map(|span| {
-        span.and_then(|(offset, len)| text.get(offset as usize..(offset + len) as usize))
+        span.and_then(|(offset, len)| text.get(offset as usize..offset as usize + len as usize))
     });
     classify_fields(
         text,
