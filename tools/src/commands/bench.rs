@@ -20,7 +20,10 @@ use crate::synth::{self, GenOptions, Writer};
 /// Without FILE, transcripts of each --entries size are generated in --dir (kept and reused:
 /// seed 7, ~1 KB payloads, 1% branch points, a compaction every 2,000 entries). Cold opens run
 /// in fresh processes (`treelog bench-probe`); figures are medians of --runs runs. Peak memory
-/// is the probe process's VmHWM. Prints a Markdown table (or JSON lines with --json).
+/// is the probe process's VmHWM. Reindexing is compared with two raw passes over the same bytes
+/// (one thread each: newline scan, a parse of the indexed fields, blake3), treelog's classify
+/// and serde_json reading three borrowed fields. Prints a Markdown table (or JSON lines with
+/// --json).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A transcript to measure instead of generated ones (it is not modified, except that
