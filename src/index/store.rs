@@ -1829,9 +1829,6 @@ pub(crate) mod tests {
         FAIL_TABLE_READS.with(Cell::get)
     }
 
-    /// A flush whose commit succeeds but whose tables cannot be read back fails, and the
-    /// store answers as before it (every record, id and child, from its old tables and its
-    /// overlay) instead of as an empty index; ids it holds are not handed out again.
     /// Compaction runs for a fifth of slack at any size, and for a twentieth of at least
     /// 1 MiB up to 256 MiB: a 17.8 MB pi-shaped sidecar with 3.5 MB of slack is trimmed, a
     /// tiny one with a page of slack or a 1.1 GB one with 11% is not.
@@ -1859,6 +1856,9 @@ pub(crate) mod tests {
         }
     }
 
+    /// A flush whose commit succeeds but whose tables cannot be read back fails, and the
+    /// store answers as before it (every record, id and child, from its old tables and its
+    /// overlay) instead of as an empty index; ids it holds are not handed out again.
     #[test]
     fn flush_that_cannot_read_its_tables_keeps_answering() {
         let dir = tempfile::tempdir().expect("temp dir");
