@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::format::json_scan;
 use crate::format::line::{Line, classify, json_text_str, relink, with_field};
-use crate::format::write::encode_header;
+use crate::format::write::{encode_header, json_string};
 use crate::index::sidecar_path;
 use crate::session::{Session, SessionOptions};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage};
@@ -371,7 +371,6 @@ fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<
     }
 
     let (mut ids_added, mut indexes_resolved, mut roles_renamed) = (0u64, 0u64, 0u64);
-    let encode = |text: &str| serde_json::to_string(text).expect("a str always serialises");
     for (index, object) in parsed.iter_mut().enumerate() {
         let Some(object) = object else {
             // A v1 entry that serde cannot hold (an unpaired surrogate escape) gets its id and
@@ -381,7 +380,7 @@ fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<
                 && let Ok(text) = std::str::from_utf8(&lines[index].bytes)
                 && let Ok(found) = json_scan::scan(text, &["id"])
                 && found.fields[0].is_none_or(|raw| !raw.starts_with('"'))
-                && let Some(with_id) = with_field(text, "id", &encode(id))
+                && let Some(with_id) = with_field(text, "id", &json_string(id))
                 && let Some(migrated) = relink(&with_id, parent.as_deref())
             {
                 lines[index].bytes = migrated.into_bytes();

@@ -481,7 +481,7 @@ pub(crate) fn top_level_fields(
 /// is not a JSON object.
 pub(crate) fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
     let parent = match parent_id {
-        Some(id) => serde_json::to_string(id).expect("a string always serialises"),
+        Some(id) => super::write::json_string(id),
         None => "null".to_string(),
     };
     with_field(json, "parentId", &parent)
@@ -515,7 +515,7 @@ pub(crate) fn with_field(json: &str, name: &str, raw_value: &str) -> Option<Stri
             } else {
                 ","
             };
-            let key = serde_json::to_string(name).expect("a string always serialises");
+            let key = super::write::json_string(name);
             format!("{body}{separator}{key}:{raw_value}}}")
         }
     })

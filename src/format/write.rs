@@ -316,6 +316,13 @@ impl<'out> JsonObject<'out> {
     }
 }
 
+/// `value` as a JSON string, written by [`push_json_string`].
+pub(crate) fn json_string(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    push_json_string(&mut out, value);
+    out
+}
+
 /// Writes `value` as a JSON string the way `JSON.stringify` does: raw UTF-8, escapes only for
 /// `"`, `\` and control characters.
 pub fn push_json_string(out: &mut String, value: &str) {
