@@ -99,8 +99,7 @@ impl NewEntry {
 
     /// The line for this entry, without the trailing `\n`.
     pub fn encode(&self, id: &str, parent_id: Option<&str>, timestamp: &str) -> String {
-        // One allocation for the common case: the payload plus room for the keys and ids.
-        let mut line = String::with_capacity(self.payload_len_bytes() + 192);
+        let mut line = String::new();
         self.encode_into(&mut line, id, parent_id, timestamp);
         line
     }
@@ -115,6 +114,7 @@ impl NewEntry {
         parent_id: Option<&str>,
         timestamp: &str,
     ) -> FieldSpans {
+        // One allocation for the common case: the payload plus room for the keys and ids.
         out.reserve(self.payload_len_bytes() + 192);
         let mut out = JsonObject::start(out);
         out.string("type", self.kind().as_str());
