@@ -48,7 +48,7 @@ fn main() {
         let start = Instant::now();
         let mut with_id = 0;
         for line in &lines {
-            if let Ok(fields) = serde_json::from_str::<ThreeFields>(line) {
+            if let Ok(fields) = serde_json::from_str::<treelog::format::line::RawPassFields>(line) {
                 with_id += usize::from(fields.id.is_some() && fields.kind.is_some());
                 std::hint::black_box(&fields.parent_id);
             }
@@ -64,18 +64,6 @@ fn main() {
             &hash.to_hex()[..8]
         );
     }
-}
-
-/// What the raw pass parses: three borrowed fields of an entry line, the rest of the
-/// line skipped (and so validated) by serde_json.
-#[derive(serde::Deserialize)]
-struct ThreeFields<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(rename = "parentId", borrow)]
-    parent_id: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// The lines of `bytes` (the bytes between newlines, and after the last one).

@@ -232,6 +232,21 @@ pub(crate) const FIELD_NAMES: [&str; FIELD_COUNT] = [
     "message",
 ];
 
+/// The three fields the raw pass reads with serde_json (`type`, `id`, `parentId`;
+/// borrowed, owned where they hold escapes), the rest of the line skipped and so validated.
+/// Not used by the engine: the benchmarks (`treelog bench`, `examples/parse_timing`) time
+/// this reading beside [`classify`].
+#[doc(hidden)]
+#[derive(Deserialize)]
+pub struct RawPassFields<'a> {
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(rename = "parentId", borrow)]
+    pub parent_id: Option<Cow<'a, str>>,
+}
+
 /// [`classify`] as it was before [`json_scan`], reading the line with serde_json: several
 /// times slower, same answers. Kept as the reference that the differential tests and the
 /// fuzz check compare `classify` with, and used by `classify` for lines that are not JSON,

@@ -248,18 +248,6 @@ enum RawParse {
     SerdeThreeFields,
 }
 
-/// Three borrowed fields of a line, as `RawParse::SerdeThreeFields` reads them (`Cow`, for
-/// strings holding escapes).
-#[derive(serde::Deserialize)]
-struct ThreeFields<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(rename = "parentId", borrow)]
-    parent_id: Option<std::borrow::Cow<'a, str>>,
-}
-
 /// What the engine cannot avoid when replaying: read every byte in large chunks, find the
 /// lines, parse each line's indexed fields, hash the bytes. One thread.
 fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
@@ -297,11 +285,13 @@ fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
                         treelog::format::line::Line::Blank
                     )
                 }
-                RawParse::SerdeThreeFields => serde_json::from_slice::<ThreeFields>(line)
-                    .is_ok_and(|fields| {
-                        std::hint::black_box(&fields.parent_id);
-                        fields.kind.is_some() && fields.id.is_some()
-                    }),
+                RawParse::SerdeThreeFields => serde_json::from_slice::<
+                    treelog::format::line::RawPassFields,
+                >(line)
+                .is_ok_and(|fields| {
+                    std::hint::black_box(&fields.parent_id);
+                    fields.kind.is_some() && fields.id.is_some()
+                }),
             };
             lines += u64::from(parsed);
             carry.clear();
