@@ -804,8 +804,9 @@ impl Store {
             let spans = (line_start >= entries_start_bytes)
                 .then(|| entries.next())
                 .flatten();
+            let fits = line.len() <= crate::limits::LINE_LEN_MAX;
             match (spans, self.settled_legacy_v1()) {
-                (Some(spans), Some(legacy_v1)) if line.len() <= crate::limits::LINE_LEN_MAX => {
+                (Some(spans), Some(legacy_v1)) if fits => {
                     let classified = crate::format::line::classify_written(line, spans, legacy_v1);
                     debug_assert_eq!(
                         classified,
@@ -815,8 +816,8 @@ impl Store {
                     self.apply_classified_ahead(offset_bytes, len_bytes, crc32, classified)?;
                 }
                 _ => {
-                    let kept = (line.len() <= crate::limits::LINE_LEN_MAX).then_some(line);
-                    self.apply_line(offset_bytes, len_bytes, crc32, kept.map(str::as_bytes))?;
+                    let kept = fits.then_some(line.as_bytes());
+                    self.apply_line(offset_bytes, len_bytes, crc32, kept)?;
                 }
             }
             line_start = line_end + 1;
