@@ -5,8 +5,11 @@
 
 use crate::limits::HASH_BLOCK_LEN;
 
-/// Bytes gathered before they are hashed (see `PrefixHasher::pending`).
-const PENDING_LEN_MAX: usize = 16 * 1024;
+/// Bytes gathered before they are hashed (see `PrefixHasher::pending`): a whole block. blake3
+/// keeps the last 1 KiB chunk of each update back (it may be the input's last) and compresses
+/// it alone; gathering 16 KiB at a time left a sixteenth of the bytes to that slow path, a third
+/// of the hashing time of single appends (perf: 6.8% of an append, 4.0% with whole blocks).
+const PENDING_LEN_MAX: usize = HASH_BLOCK_LEN as usize;
 
 #[derive(Clone)]
 pub(crate) struct PrefixHasher {
