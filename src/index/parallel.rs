@@ -1,11 +1,12 @@
-//! Catch-up of a long stretch of log on two threads. A worker reads the log chunk by chunk and
-//! decodes and classifies each chunk's lines (UTF-8, JSON validation, crc32: pure work on
-//! bytes), running up to [`CHUNKS_AHEAD`] chunks ahead; the calling thread applies the
-//! classified lines to the index (tree rules, overlay, redb writes: inherently in order),
-//! hashes each chunk (blake3 of the indexed prefix, in order) and flushes. The hashing is the
-//! calling thread's because that balances the two: at 1M entries the worker had ~2.1 s of
-//! work with it and the calling thread ~1.3 s without it. Used for rebuilds and large
-//! catch-ups; a few lines go through the plain scan in `store.rs`.
+//! Catch-up of a long stretch of log on all cores. A reader thread reads the log chunk by
+//! chunk and hands the chunks in turn to [`LANES`] lane threads, which decode and classify
+//! each chunk's lines (UTF-8, JSON validation, crc32: pure work on bytes) a few chunks ahead;
+//! the calling thread takes the chunks back in order, applies the classified lines to the
+//! index (tree rules, overlay, redb writes: inherently in order), hashes each chunk (blake3 of
+//! the indexed prefix, in order) and flushes. The hashing is the calling thread's because that
+//! balances the work: at 1M entries classifying took ~2.1 s of CPU with it and applying ~1.3 s
+//! without it. Used for rebuilds and large catch-ups; a few lines go through the plain scan in
+//! `store.rs`.
 //!
 //! Classifying ahead is sound because `classify` depends on the index state only through two
 //! flags, and both are settled once the first non-blank line is indexed
@@ -23,12 +24,19 @@ use crate::storage::LogStorage;
 /// `Tuning::chunk_len_max`; past that the rest of the log goes through the plain scan.
 const CHUNK_GROWTH: usize = 4;
 
-/// Classified chunks waiting for the calling thread, besides the one the worker is filling and
-/// the one the calling thread is applying: at most four chunks are in memory at once. More
-/// would let the worker go on through a whole flush (~0.1 s, ~15 chunks at 1M entries), but
-/// 8 and 16 measured no faster than 2 in alternating rebuilds at 1M (medians 2.42, 2.42 and
-/// 2.57 s) for 30 and 65 MB more memory.
-const CHUNKS_AHEAD: usize = 2;
+/// Chunks are classified on this many worker threads in turn (chunk `i` on lane
+/// `i % LANES`), so that the calling thread is never the only one with work: with one worker,
+/// at 1M entries, the worker was busy throughout the catch-up and the calling thread only
+/// ~60% of it.
+const LANES: usize = 2;
+
+/// Classified chunks waiting for the calling thread on each lane, besides the one each lane
+/// is classifying, the one being read and the one the calling thread is applying: at most
+/// six chunks are in memory at once. More would let the lanes go on through a whole flush
+/// (~0.1 s, ~15 chunks at 1M entries), but a queue of 8 or 16 chunks measured no faster than
+/// one of 2 in alternating rebuilds at 1M (medians 2.42, 2.42 and 2.57 s, with one lane) for
+/// 30 and 65 MB more memory.
+const CHUNKS_AHEAD_PER_LANE: usize = 1;
 
 /// When and how a catch-up runs on two threads (tests shrink the sizes to exercise every path
 /// on small logs).
@@ -97,45 +105,68 @@ pub(crate) fn catch_up_parallel(
         return Ok(());
     };
     let start_bytes = store.indexed_len_bytes;
-    let (steps_sender, steps) = mpsc::sync_channel(CHUNKS_AHEAD);
     let (spares, spares_receiver) = mpsc::channel();
     std::thread::scope(|scope| {
-        let worker = std::thread::Builder::new().spawn_scoped(scope, move || {
-            classify_ahead(
+        let mut to_lanes = Vec::with_capacity(LANES);
+        let mut from_lanes = Vec::with_capacity(LANES);
+        let mut workers = Vec::with_capacity(LANES + 1);
+        for _ in 0..LANES {
+            // A rendezvous: the reader hands a chunk over only when the lane takes it.
+            let (to_lane, raw) = mpsc::sync_channel(0);
+            let (classified_sender, classified) = mpsc::sync_channel(CHUNKS_AHEAD_PER_LANE);
+            let lane = std::thread::Builder::new().spawn_scoped(scope, move || {
+                classify_lane(raw, classified_sender, legacy_v1)
+            });
+            let Ok(lane) = lane else {
+                // No more threads: the plain scan indexes the rest. Returning drops the
+                // senders, which stops the lanes already started.
+                return Ok(());
+            };
+            workers.push(lane);
+            to_lanes.push(to_lane);
+            from_lanes.push(classified);
+        }
+        let reader = std::thread::Builder::new().spawn_scoped(scope, move || {
+            read_ahead(
                 storage,
                 (start_bytes, end_bytes),
                 tuning,
-                legacy_v1,
-                steps_sender,
+                to_lanes,
                 spares_receiver,
             )
         });
-        let Ok(worker) = worker else {
-            // No second thread: the plain scan indexes the rest.
+        let Ok(reader) = reader else {
             return Ok(());
         };
-        // Returning drops `steps`, which stops the worker at its next send.
-        let applied = apply_steps(store, steps, spares, tuning, &mut after_chunk);
-        let joined = worker.join();
+        workers.push(reader);
+        let applied = apply_steps(store, &from_lanes, spares, tuning, &mut after_chunk);
+        // Dropping the receivers stops the lanes at their next send, and then the reader.
+        drop(from_lanes);
+        let panicked = workers
+            .into_iter()
+            .map(|worker| worker.join())
+            .any(|joined| joined.is_err());
         applied?;
-        joined.map_err(|_| Error::Index {
-            path: storage.path().to_path_buf(),
-            reason: "the line classifier thread panicked".into(),
-        })
+        if panicked {
+            return Err(Error::Index {
+                path: storage.path().to_path_buf(),
+                reason: "a line classifier thread panicked".into(),
+            });
+        }
+        Ok(())
     })
 }
 
-/// The worker: reads and classifies chunks in order until the end of the complete
-/// lines, a read error (sent on) or the calling thread's hang-up.
-fn classify_ahead(
+/// The reader: reads chunks in order and hands chunk `i` to lane `i % LANES`, until the end
+/// of the complete lines, a read error (handed on in the failed chunk's place) or a hang-up.
+fn read_ahead(
     storage: &dyn LogStorage,
     (mut offset_bytes, end_bytes): (u64, u64),
     tuning: Tuning,
-    legacy_v1: bool,
-    steps: mpsc::SyncSender<Result<ClassifiedChunk>>,
+    to_lanes: Vec<mpsc::SyncSender<Result<Chunk>>>,
     spares: mpsc::Receiver<Vec<u8>>,
 ) {
-    loop {
+    for to_lane in to_lanes.iter().cycle() {
         // A buffer the calling thread is done with (a fresh 4 MiB buffer costs a page fault
         // per 4 KiB page, which was a sixth of a chunk's reading and classifying), unless it
         // was grown for a long line: kept in circulation, a few of those would hold up to
@@ -149,27 +180,47 @@ fn classify_ahead(
             Ok(Some(chunk)) => chunk,
             Ok(None) => return,
             Err(error) => {
-                let _ = steps.send(Err(error));
+                let _ = to_lane.send(Err(error));
                 return;
             }
         };
         offset_bytes = chunk.offset_bytes + chunk.bytes.len() as u64;
-        let classified = ClassifiedChunk::new(chunk, |chunk| classify_chunk(chunk, legacy_v1));
-        if steps.send(Ok(classified)).is_err() {
+        if to_lane.send(Ok(chunk)).is_err() {
+            return;
+        }
+    }
+}
+
+/// A lane: classifies the chunks it is handed, in the order handed, until the reader stops or
+/// the calling thread hangs up.
+fn classify_lane(
+    raw: mpsc::Receiver<Result<Chunk>>,
+    classified: mpsc::SyncSender<Result<ClassifiedChunk>>,
+    legacy_v1: bool,
+) {
+    for chunk in raw {
+        let step = chunk
+            .map(|chunk| ClassifiedChunk::new(chunk, |chunk| classify_chunk(chunk, legacy_v1)));
+        if classified.send(step).is_err() {
             return;
         }
     }
 }
 
 /// The calling thread's part: applies each chunk's lines in order and hashes the chunk.
+/// Chunk `i` comes from lane `i % LANES`; a lane that has hung up with nothing queued means
+/// the reader stopped before chunk `i`, so no later chunk exists on any lane.
 fn apply_steps(
     store: &mut Store,
-    steps: mpsc::Receiver<Result<ClassifiedChunk>>,
+    from_lanes: &[mpsc::Receiver<Result<ClassifiedChunk>>],
     spares: mpsc::Sender<Vec<u8>>,
     tuning: Tuning,
     after_chunk: &mut impl FnMut(&mut Store) -> Result<()>,
 ) -> Result<()> {
-    for step in steps {
+    for from_lane in from_lanes.iter().cycle() {
+        let Ok(step) = from_lane.recv() else {
+            return Ok(());
+        };
         let mut chunk = step?;
         chunk.with_dependent_mut(|chunk, lines| {
             // The chunk is hashed a little ahead of the line being applied: hashing brings the
@@ -195,7 +246,7 @@ fn apply_steps(
             Ok::<_, Error>(())
         })?;
         after_chunk(store)?;
-        // The worker may have stopped already; then the buffer is simply freed.
+        // The reader may have stopped already; then the buffer is simply freed.
         let _ = spares.send(chunk.into_owner().bytes);
     }
     Ok(())
