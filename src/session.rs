@@ -217,6 +217,9 @@ pub struct Session {
     header: Header,
     /// The header is not in the log yet (a new session: it is written with the first entry).
     header_pending: bool,
+    /// `header` was made up for a log whose complete lines were all blank: its first non-blank
+    /// line, when one comes, decides the header (log.md §2), and the handle then adopts it.
+    header_undecided: bool,
     /// This handle's leaf; `SEQ_NONE` after [`Session::reset_leaf`] or in an empty session.
     leaf_seq: u64,
     index_state: IndexState,
@@ -361,6 +364,7 @@ impl Session {
             .len_bytes;
         let header_pending = log_len == 0;
         let header = log_header(storage.as_ref(), &store, log_len)?;
+        let header_undecided = store.settled_legacy_v1().is_none();
         Ok(Session {
             leaf_seq: store.state.leaf_seq,
             storage,
@@ -368,6 +372,7 @@ impl Session {
             options,
             header,
             header_pending,
+            header_undecided,
             index_state,
             poisoned: None,
             appends_since_sync: 0,
@@ -998,11 +1003,14 @@ impl Session {
 
     /// A handle opened on an empty log made its header up, to write it with its first append.
     /// Once another process has written to the log, the header is the log's own (or a
-    /// recovered one), as a fresh open would report it.
+    /// recovered one), as a fresh open would report it; a header made up while the log held
+    /// only blank lines is replaced by the log's once its first non-blank line is indexed.
     fn adopt_log_header(&mut self, log_len: u64) -> Result<()> {
-        if self.header_pending && log_len > 0 {
+        let first_line_indexed = self.store.settled_legacy_v1().is_some();
+        if (self.header_pending && log_len > 0) || (self.header_undecided && first_line_indexed) {
             self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
             self.header_pending = false;
+            self.header_undecided = !first_line_indexed;
         }
         Ok(())
     }

@@ -1443,3 +1443,18 @@ fn handle_adopts_the_header_another_process_wrote() {
         true,
     );
 }
+
+/// Bug: another process wrote a blank line into the empty log, this handle indexed it, then
+/// the other process wrote a header: a fresh indexed open reported a made-up header instead
+/// of that one, which a replay reports.
+#[test]
+fn header_after_an_indexed_blank_line_is_the_header() {
+    run(
+        &[
+            Op::ExternalForeign(Foreign::Garbage(4), After::Refresh),
+            Op::ExternalForeign(Foreign::Garbage(3), After::Refresh),
+        ],
+        OnConflict::Fail,
+        true,
+    );
+}
