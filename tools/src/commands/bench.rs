@@ -101,16 +101,25 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         }
         out.flush()?;
     }
-    let appends = measure_appends()?;
+    let appends = measure_appends(runs)?;
     if args.json {
         out.line(&appends.to_string())?;
     } else {
+        let figure = |key: &str| {
+            let range = |end: &str| appends[format!("{key}{end}")].as_f64().unwrap_or(0.0);
+            format!(
+                "{:.0}/s ({:.0}–{:.0})",
+                appends[key].as_f64().unwrap_or(0.0),
+                range("Min"),
+                range("Max")
+            )
+        };
         out.line("")?;
         out.line(&format!(
-            "appends with index maintenance: {:.0}/s one at a time (Durability::None), {:.0}/s in batches of 64, {:.0}/s with an fsync per append (Durability::EveryAppend)",
-            appends["appendsPerSecond"].as_f64().unwrap_or(0.0),
-            appends["batchedAppendsPerSecond"].as_f64().unwrap_or(0.0),
-            appends["syncedAppendsPerSecond"].as_f64().unwrap_or(0.0),
+            "appends with index maintenance, medians of {runs} runs (range): {} one at a time (Durability::None), {} in batches of 64, {} with an fsync per append (Durability::EveryAppend)",
+            figure("appendsPerSecond"),
+            figure("batchedAppendsPerSecond"),
+            figure("syncedAppendsPerSecond"),
         ))?;
     }
     Ok(())
@@ -421,50 +430,66 @@ fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
     Ok(median(times))
 }
 
-fn measure_appends() -> Result<Value, CliError> {
+/// Appends per second in fresh logs, `runs` times each way: the median under each key, the
+/// range under `{key}Min` / `{key}Max` (the machine's noise makes one run a poor figure).
+fn measure_appends(runs: usize) -> Result<Value, CliError> {
     let dir = tempdir()?;
     let message = format!(
         r#"{{"role":"user","content":"{}","timestamp":1}}"#,
         "x".repeat(1000)
     );
-    let rate = |durability: Durability, count: usize, batch: usize| -> Result<f64, CliError> {
-        let path = dir.join(format!("append-{}-{batch}.jsonl", count));
-        let mut session = Session::open(
-            &path,
-            SessionOptions {
-                durability,
-                ..SessionOptions::default()
-            },
-        )?;
-        session.append_message(&message)?;
-        session.close()?;
-        let mut session = Session::open(
-            &path,
-            SessionOptions {
-                durability,
-                ..SessionOptions::default()
-            },
-        )?;
-        let start = Instant::now();
-        let mut done = 0;
-        while done < count {
-            let entries: Vec<treelog::NewEntry> = (0..batch)
-                .map(|_| treelog::NewEntry::Message {
-                    message: serde_json::value::RawValue::from_string(message.clone())
-                        .expect("valid JSON"),
-                })
-                .collect();
-            session.append_many(entries)?;
-            done += batch;
-        }
-        session.close()?;
-        Ok(done as f64 / start.elapsed().as_secs_f64())
-    };
-    let result = json!({
-        "appendsPerSecond": rate(Durability::None, 50_000, 1)?,
-        "batchedAppendsPerSecond": rate(Durability::None, 200_000, 64)?,
-        "syncedAppendsPerSecond": rate(Durability::EveryAppend, 300, 1)?,
-    });
+    let rate =
+        |run: usize, durability: Durability, count: usize, batch: usize| -> Result<f64, CliError> {
+            let path = dir.join(format!("append-{run}-{count}-{batch}.jsonl"));
+            let mut session = Session::open(
+                &path,
+                SessionOptions {
+                    durability,
+                    ..SessionOptions::default()
+                },
+            )?;
+            session.append_message(&message)?;
+            session.close()?;
+            let mut session = Session::open(
+                &path,
+                SessionOptions {
+                    durability,
+                    ..SessionOptions::default()
+                },
+            )?;
+            let start = Instant::now();
+            let mut done = 0;
+            while done < count {
+                let entries: Vec<treelog::NewEntry> = (0..batch)
+                    .map(|_| treelog::NewEntry::Message {
+                        message: serde_json::value::RawValue::from_string(message.clone())
+                            .expect("valid JSON"),
+                    })
+                    .collect();
+                session.append_many(entries)?;
+                done += batch;
+            }
+            session.close()?;
+            let per_second = done as f64 / start.elapsed().as_secs_f64();
+            std::fs::remove_file(&path).ok();
+            std::fs::remove_file(treelog::sidecar_path(&path)).ok();
+            Ok(per_second)
+        };
+    let mut result = json!({});
+    for (key, durability, count, batch) in [
+        ("appendsPerSecond", Durability::None, 50_000, 1),
+        ("batchedAppendsPerSecond", Durability::None, 200_000, 64),
+        ("syncedAppendsPerSecond", Durability::EveryAppend, 300, 1),
+    ] {
+        let rates = (0..runs.max(1))
+            .map(|run| rate(run, durability, count, batch))
+            .collect::<Result<Vec<f64>, CliError>>()?;
+        let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        result[key] = json!(median_f64(rates));
+        result[format!("{key}Min")] = json!(min);
+        result[format!("{key}Max")] = json!(max);
+    }
     std::fs::remove_dir_all(&dir).ok();
     Ok(result)
 }
