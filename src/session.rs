@@ -1005,10 +1005,16 @@ impl Session {
     /// Once another process has written to the log, the header is the log's own (or a
     /// recovered one), as a fresh open would report it; a header made up while the log held
     /// only blank lines is replaced by the log's once its first non-blank line is indexed.
+    /// A recovered header is kept as it is once made up (its id comes from the path, but its
+    /// timestamp and cwd from the moment and process that made it).
     fn adopt_log_header(&mut self, log_len: u64) -> Result<()> {
         let first_line_indexed = self.store.settled_legacy_v1().is_some();
         if (self.header_pending && log_len > 0) || (self.header_undecided && first_line_indexed) {
-            self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
+            let log_has_header = self.store.state.header_offset_bytes != SEQ_NONE
+                && !self.store.state.header_recovered;
+            if log_has_header || !self.header.recovered {
+                self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
+            }
             self.header_pending = false;
             self.header_undecided = !first_line_indexed;
         }

@@ -1301,15 +1301,18 @@ impl Harness {
             let mut fresh = Session::open(&self.path, options).unwrap();
             let what = format!("{step}: fresh (index {use_index}, {verify:?})");
             check_session(&what, &mut fresh, &now, now.log_leaf);
-            let view_has_first_line = bytes[..self.handle.seen_len]
-                .split(|byte| *byte == b'\n')
-                .any(|line| {
+            let has_first_line = |bytes: &[u8]| {
+                bytes.split(|byte| *byte == b'\n').any(|line| {
                     line.iter()
                         .any(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))
-                });
-            if !self.handle.header_pending && view_has_first_line {
-                // A handle that has read a log's first non-blank line reports the log's header
-                // (before that, the header is undecided: log.md §2).
+                })
+            };
+            let view_has_first_line = has_first_line(&bytes[..self.handle.seen_len]);
+            let log_has_first_line = has_first_line(&bytes[..now.complete_len]);
+            if !self.handle.header_pending && (view_has_first_line || !log_has_first_line) {
+                // A handle that has read a non-empty log reports the log's header, made up
+                // alike while all its lines are blank; a first non-blank line the handle has
+                // not read yet decides a header it cannot know (log.md §2).
                 let live = self.session.as_ref().unwrap();
                 assert_eq!(live.session_id(), fresh.session_id(), "{what}: live header");
                 assert_eq!(

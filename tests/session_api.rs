@@ -132,3 +132,43 @@ fn fork_and_continue_recent() {
         Session::continue_recent(&other_dir, "/elsewhere", SessionOptions::default()).unwrap();
     assert_ne!(fresh.log_path(), fork.log_path());
 }
+
+/// A handle on a log of blank lines keeps the recovered header it made up once its own append
+/// decides that the log has no header (regression: the next refresh made a new one, with a new
+/// timestamp), and adopts a real header when another process writes one first.
+#[test]
+fn blank_only_log_header_is_made_up_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("blank.jsonl");
+    std::fs::write(&path, "\n  \n").unwrap();
+    let mut session = Session::open(&path, SessionOptions::default()).unwrap();
+    let made_up = session.header().clone();
+    assert!(made_up.recovered, "a log of blank lines has no header yet");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    session.append_message(&user("first")).unwrap();
+    session.refresh().unwrap();
+    assert_eq!(session.header(), &made_up, "the made-up header is kept");
+    assert_eq!(
+        Session::open(&path, SessionOptions::default())
+            .unwrap()
+            .session_id(),
+        made_up.id,
+        "a fresh open makes up the same id"
+    );
+
+    let other = dir.path().join("blank-then-header.jsonl");
+    std::fs::write(&other, "\n  \n").unwrap();
+    let mut session = Session::open(&other, SessionOptions::default()).unwrap();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&other)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut file,
+        b"{\"type\":\"session\",\"version\":3,\"id\":\"theirs\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    )
+    .unwrap();
+    session.refresh().unwrap();
+    assert_eq!(session.session_id(), "theirs");
+    assert!(!session.header().recovered);
+}

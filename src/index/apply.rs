@@ -117,7 +117,7 @@ impl Store {
     }
 
     /// A line that failed to apply may be half applied (counted in `indexed_len_bytes`, its
-    /// record missing, the hasher ahead of it on the two-thread path or behind it on the
+    /// record missing, the hasher ahead of it on the threaded path or behind it on the
     /// plain scan): the store then indexes and writes nothing more (`check_applicable`).
     fn stop_after_failure(&mut self, applied: Result<()>) -> Result<()> {
         if let Err(error) = &applied {

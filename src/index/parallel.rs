@@ -1,12 +1,12 @@
-//! Catch-up of a long stretch of log on all cores. A reader thread reads the log chunk by
-//! chunk and hands the chunks in turn to [`LANES`] lane threads, which decode and classify
+//! Catch-up of a long stretch of log on several threads. A reader thread reads the log chunk
+//! by chunk and hands the chunks in turn to [`LANES`] lane threads, which decode and classify
 //! each chunk's lines (UTF-8, JSON validation, crc32: pure work on bytes) a few chunks ahead;
 //! the calling thread takes the chunks back in order, applies the classified lines to the
 //! index (tree rules, overlay, redb writes: inherently in order), hashes each chunk (blake3 of
-//! the indexed prefix, in order) and flushes. The hashing is the calling thread's because that
-//! balances the work: at 1M entries classifying took ~2.1 s of CPU with it and applying ~1.3 s
-//! without it. Used for rebuilds and large catch-ups; a few lines go through the plain scan in
-//! `store.rs`.
+//! the indexed prefix, in order) and flushes. Hashing stays on the calling thread: it brings
+//! each chunk into that core's cache just ahead of the lines being applied (see
+//! `apply_steps`), and the lanes, two on a two-core machine, already take the other core. Used
+//! for rebuilds and large catch-ups; a few lines go through the plain scan in `store.rs`.
 //!
 //! Classifying ahead is sound because `classify` depends on the index state only through two
 //! flags, and both are settled once the first non-blank line is indexed
@@ -24,10 +24,10 @@ use crate::storage::LogStorage;
 /// `Tuning::chunk_len_max`; past that the rest of the log goes through the plain scan.
 const CHUNK_GROWTH: usize = 4;
 
-/// Chunks are classified on this many worker threads in turn (chunk `i` on lane
-/// `i % LANES`), so that the calling thread is never the only one with work: with one worker,
-/// at 1M entries, the worker was busy throughout the catch-up and the calling thread only
-/// ~60% of it.
+/// Chunks are classified on this many lane threads in turn (chunk `i` on lane `i % LANES`).
+/// With a single thread reading and classifying, at 1M entries, that thread was busy
+/// throughout the catch-up and the calling thread only ~60% of it; with two lanes the calling
+/// thread is the busy one and both cores are ~85% busy (`perf`, samples per thread per 100 ms).
 const LANES: usize = 2;
 
 /// Classified chunks waiting for the calling thread on each lane, besides the one each lane
@@ -38,11 +38,11 @@ const LANES: usize = 2;
 /// 30 and 65 MB more memory.
 const CHUNKS_AHEAD_PER_LANE: usize = 1;
 
-/// When and how a catch-up runs on two threads (tests shrink the sizes to exercise every path
-/// on small logs).
+/// When and how a catch-up runs on several threads (tests shrink the sizes to exercise every
+/// path on small logs).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Tuning {
-    /// Below this many bytes to read, a catch-up is not worth a second thread.
+    /// Below this many bytes to read, a catch-up is not worth starting threads for.
     pub min_bytes: u64,
     /// Bytes read and classified per step.
     pub chunk_len: usize,
@@ -81,7 +81,7 @@ struct Chunk {
 self_cell::self_cell!(
     /// A chunk and its classified lines, which borrow its bytes: sent between threads as one
     /// value, so that the lines' text is never copied (copies cost three allocations a line,
-    /// freed on the other thread: a sixth of the worker's time).
+    /// freed on the other thread: a sixth of the classifying thread's time).
     struct ClassifiedChunk {
         owner: Chunk,
         #[covariant]
@@ -90,7 +90,7 @@ self_cell::self_cell!(
 );
 
 /// Indexes the complete lines in `[store.indexed_len_bytes, end_bytes)` chunk by chunk, the
-/// chunks read and classified ahead on a worker thread. Stops early (leaving the rest
+/// chunks read and classified ahead on other threads. Stops early (leaving the rest
 /// to the caller's plain scan) at a line longer than `tuning.chunk_len_max`, at the last
 /// partial line, or where no thread can be started. `after_chunk` runs after each chunk is
 /// applied and hashed (flushing is the caller's).
@@ -142,15 +142,17 @@ pub(crate) fn catch_up_parallel(
         let applied = apply_steps(store, &from_lanes, spares, tuning, &mut after_chunk);
         // Dropping the receivers stops the lanes at their next send, and then the reader.
         drop(from_lanes);
+        // Every thread is joined, not only up to the first that panicked: `thread::scope`
+        // itself panics at its end if a panicked thread was left unjoined.
         let panicked = workers
             .into_iter()
             .map(|worker| worker.join())
-            .any(|joined| joined.is_err());
+            .fold(false, |panicked, joined| panicked | joined.is_err());
         applied?;
         if panicked {
             return Err(Error::Index {
                 path: storage.path().to_path_buf(),
-                reason: "a line classifier thread panicked".into(),
+                reason: "a catch-up thread (reader or line classifier) panicked".into(),
             });
         }
         Ok(())
@@ -209,7 +211,8 @@ fn classify_lane(
 
 /// The calling thread's part: applies each chunk's lines in order and hashes the chunk.
 /// Chunk `i` comes from lane `i % LANES`; a lane that has hung up with nothing queued means
-/// the reader stopped before chunk `i`, so no later chunk exists on any lane.
+/// the reader stopped before chunk `i`, so no later chunk exists on any lane, or that the lane
+/// panicked, which the caller's join turns into an error.
 fn apply_steps(
     store: &mut Store,
     from_lanes: &[mpsc::Receiver<Result<ClassifiedChunk>>],
@@ -297,7 +300,16 @@ fn read_chunk(
     }
 }
 
+/// Tests make a lane panic on a chunk holding this text, to check that a panic becomes an
+/// error (`classify` itself never panics on any bytes: fuzzed).
+#[cfg(test)]
+const TEST_PANIC_MARKER: &[u8] = b"treelog-test-lane-panic";
+
 fn classify_chunk(chunk: &Chunk, legacy_v1: bool) -> ClassifiedLines<'_> {
+    #[cfg(test)]
+    if memchr::memmem::find(&chunk.bytes, TEST_PANIC_MARKER).is_some() {
+        panic!("injected lane panic at byte {}", chunk.offset_bytes);
+    }
     let mut out = Vec::with_capacity(chunk.bytes.len() / 512);
     let mut line_start = 0;
     for line_end in memchr::memchr_iter(b'\n', &chunk.bytes) {
@@ -400,7 +412,7 @@ mod tests {
     struct FailingReads {
         log: MemoryStorage,
         fail_from_bytes: u64,
-        /// Only the first read past `fail_from_bytes` fails: a worker that dropped its error
+        /// Only the first read past `fail_from_bytes` fails: a reader that dropped its error
         /// would leave the rest to the plain scan, which would then succeed.
         failed: std::sync::atomic::AtomicBool,
     }
@@ -434,12 +446,12 @@ mod tests {
         }
     }
 
-    /// A read that fails once on the worker fails the catch-up with the log's path and the
+    /// A read that fails once on the reader fails the catch-up with the log's path and the
     /// read, and leaves the store at the end of the last chunk read before it, hashed: nothing
     /// past the failure is indexed, nothing before it is lost (every chunk read before it is
     /// applied), and a second catch-up indexes the rest as one from scratch would.
     #[test]
-    fn worker_read_error_is_the_callers() {
+    fn reader_read_error_is_the_callers() {
         let log = entries_log(200);
         let fail_from_bytes = log.len() as u64 / 2;
         let storage = FailingReads {
@@ -486,7 +498,7 @@ mod tests {
         );
     }
 
-    /// A line that fails to apply on the two-thread path (its parent names a record that is
+    /// A line that fails to apply on the threaded path (its parent names a record that is
     /// missing) stops the store: the catch-up fails, and so does every later one, instead of
     /// going on after the failed line as if it were indexed.
     #[test]
@@ -522,7 +534,38 @@ mod tests {
         );
     }
 
-    /// The bundled pi transcript indexes the same on two threads as on one.
+    /// A panic on a lane thread fails the catch-up with an error, whether one lane panics or
+    /// both (regression: the join stopped at the first panicked thread, and `thread::scope`
+    /// then panicked for the unjoined one, so the caller got a panic instead of an error).
+    #[test]
+    fn lane_panics_are_errors() {
+        for every in [150, 1] {
+            let mut log = entries_log(10);
+            for n in 0..200 {
+                if n % every == 0 {
+                    log.extend_from_slice(
+                        format!(r#"{{"type":"custom","id":"p{n}","customType":"treelog-test-lane-panic"}}"#)
+                            .as_bytes(),
+                    );
+                } else {
+                    log.extend_from_slice(&line(n % 4, n + 10));
+                }
+                log.push(b'\n');
+            }
+            let storage = MemoryStorage::new("/t/log.jsonl", log);
+            let mut store = Store::in_memory(storage.path());
+            store.parallel = tiny();
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                store.catch_up(&storage).map(drop)
+            }));
+            let error = caught
+                .unwrap_or_else(|_| panic!("a lane panic escaped as a panic (every {every})"))
+                .expect_err("a lane panicked");
+            assert!(error.to_string().contains("panicked"), "{error}");
+        }
+    }
+
+    /// The bundled pi transcript indexes the same on the threaded path as on the plain scan.
     #[test]
     fn pi_sample_same_as_sequential() {
         let log = include_bytes!("../../tests/data/pi-sample-200.jsonl");

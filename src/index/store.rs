@@ -157,7 +157,7 @@ pub(crate) struct Store {
     /// Why indexing a line failed, after which this store neither indexes nor writes anything
     /// (the line may be half applied); the log must be opened again.
     pub(super) apply_failure: Option<String>,
-    /// When a catch-up runs on two threads.
+    /// When a catch-up runs on several threads (`parallel.rs`).
     pub(crate) parallel: Tuning,
     /// While rebuilding, each flush keeps its id entries, sorted, in memory (an id run: 16
     /// bytes per id) instead of merging them among all the ids so far (random keys: most id
@@ -761,7 +761,7 @@ impl Store {
                 })?;
             }
             // What is left: short catch-ups, the last partial line, lines too long to read in
-            // one chunk, and everything when no worker thread could be started or the first
+            // one chunk, and everything when no thread could be started or the first
             // chunk held no non-blank line.
             scan_lines(
                 storage,
