@@ -5,7 +5,7 @@
 //! 2. take the log's exclusive advisory lock;
 //! 3. catch up with lines other processes appended, and apply the conflict rule;
 //! 4. write the new line(s) with one `O_APPEND` write (a `\n` first if the log ends in a torn
-//!    line; the header first if the log is empty);
+//!    line; the header first if the log has no non-blank line);
 //! 5. fsync the log as the durability policy says;
 //! 6. index the new lines: from memory when the log's length shows that it holds exactly the
 //!    bytes written after the indexed ones, else read back, so the index sees exactly the file;
@@ -932,7 +932,13 @@ impl Session {
             // A torn last line: end it, so the new entry is not glued onto it.
             text.push('\n');
         }
-        if log_len == 0 && self.header_pending {
+        // A log without a non-blank line (empty, or blank lines only) has no header yet: this
+        // append writes the handle's, so that the log does not stay headerless (pi rewrites a
+        // log whose first line is not a header). After a torn tail the torn bytes become the
+        // first line, so none is written.
+        let writes_header =
+            log_len == self.store.indexed_len_bytes && self.store.settled_legacy_v1().is_none();
+        if writes_header {
             text.push_str(&self.header.json);
             text.push('\n');
         }
@@ -970,6 +976,10 @@ impl Session {
             self.sync_log()?;
         }
         self.header_pending = false;
+        if writes_header {
+            // Made up for a log of blank lines, it is the log's own now.
+            self.header.recovered = false;
+        }
         // The lines just written are indexed from memory when the log holds exactly what it
         // held before plus them; otherwise (a torn tail was ended, or another writer that takes
         // no lock appended meanwhile) they are read back, so the index sees exactly the file.

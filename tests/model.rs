@@ -861,6 +861,14 @@ fn append_raw(path: &Path, bytes: &[u8]) {
     file.write_all(bytes).unwrap();
 }
 
+/// Whether `bytes` hold a non-blank line (complete or not): the line that decides the header.
+fn has_first_line(bytes: &[u8]) -> bool {
+    bytes.split(|byte| *byte == b'\n').any(|line| {
+        line.iter()
+            .any(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))
+    })
+}
+
 fn is_entry_id(id: &str) -> bool {
     (id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))) || id.len() == 36
 }
@@ -1046,7 +1054,9 @@ impl Harness {
         }
         let text = std::str::from_utf8(written).unwrap();
         let mut lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
-        if before.is_empty() && self.handle.header_pending {
+        // A log without a non-blank line gets the handle's header, unless it ended in a torn
+        // line (which becomes its first line).
+        if now.complete_len == before.len() && !has_first_line(&before) {
             let header: Map<String, Value> = serde_json::from_str(lines.remove(0)).unwrap();
             let keys: Vec<&str> = header.keys().map(String::as_str).collect();
             assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd"]);
@@ -1301,12 +1311,6 @@ impl Harness {
             let mut fresh = Session::open(&self.path, options).unwrap();
             let what = format!("{step}: fresh (index {use_index}, {verify:?})");
             check_session(&what, &mut fresh, &now, now.log_leaf);
-            let has_first_line = |bytes: &[u8]| {
-                bytes.split(|byte| *byte == b'\n').any(|line| {
-                    line.iter()
-                        .any(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))
-                })
-            };
             let view_has_first_line = has_first_line(&bytes[..self.handle.seen_len]);
             let log_has_first_line = has_first_line(&bytes[..now.complete_len]);
             if !self.handle.header_pending && (view_has_first_line || !log_has_first_line) {
@@ -1469,4 +1473,18 @@ fn header_after_an_indexed_blank_line_is_the_header() {
         OnConflict::Fail,
         true,
     );
+}
+
+/// An append to a log of blank lines writes the header first, whether or not the handle had
+/// read the blank lines (before, only an empty log got one, and such a log stayed headerless,
+/// which pi rewrites).
+#[test]
+fn append_to_a_blank_log_writes_the_header() {
+    for after in [After::Refresh, After::Nothing] {
+        run(
+            &[Op::ExternalForeign(Foreign::Garbage(4), after), Op::User(0)],
+            OnConflict::Fail,
+            true,
+        );
+    }
 }

@@ -133,42 +133,69 @@ fn fork_and_continue_recent() {
     assert_ne!(fresh.log_path(), fork.log_path());
 }
 
-/// A handle on a log of blank lines keeps the recovered header it made up once its own append
-/// decides that the log has no header (regression: the next refresh made a new one, with a new
-/// timestamp), and adopts a real header when another process writes one first.
+/// On a log of blank lines a handle's first append writes the header it made up, so the log
+/// is not left headerless (pi rewrites such a log); a header another process writes first is
+/// adopted; an entry another process writes first leaves the log headerless, and the handle
+/// keeps the recovered header it made up (regression: a refresh made a new one, with a new
+/// timestamp).
 #[test]
-fn blank_only_log_header_is_made_up_once() {
+fn blank_only_log_gets_a_header() {
     let dir = tempfile::tempdir().unwrap();
+    let append_line = |path: &std::path::Path, line: &str| {
+        let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).unwrap();
+    };
+
     let path = dir.path().join("blank.jsonl");
     std::fs::write(&path, "\n  \n").unwrap();
     let mut session = Session::open(&path, SessionOptions::default()).unwrap();
     let made_up = session.header().clone();
     assert!(made_up.recovered, "a log of blank lines has no header yet");
-    std::thread::sleep(std::time::Duration::from_millis(5));
     session.append_message(&user("first")).unwrap();
-    session.refresh().unwrap();
-    assert_eq!(session.header(), &made_up, "the made-up header is kept");
+    let log = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
-        Session::open(&path, SessionOptions::default())
-            .unwrap()
-            .session_id(),
-        made_up.id,
-        "a fresh open makes up the same id"
+        log.lines().nth(2),
+        Some(made_up.json.as_str()),
+        "the header follows the blank lines"
     );
+    session.refresh().unwrap();
+    assert_eq!(session.session_id(), made_up.id);
+    assert!(!session.header().recovered);
+    let fresh = Session::open(&path, SessionOptions::default()).unwrap();
+    assert_eq!(fresh.header().json, made_up.json);
+    assert!(!fresh.header().recovered);
+    assert_eq!(fresh.entries().unwrap().count(), 1);
 
-    let other = dir.path().join("blank-then-header.jsonl");
-    std::fs::write(&other, "\n  \n").unwrap();
-    let mut session = Session::open(&other, SessionOptions::default()).unwrap();
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&other)
-        .unwrap();
-    std::io::Write::write_all(
-        &mut file,
-        b"{\"type\":\"session\",\"version\":3,\"id\":\"theirs\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
-    )
-    .unwrap();
+    let theirs = dir.path().join("blank-then-header.jsonl");
+    std::fs::write(&theirs, "\n  \n").unwrap();
+    let mut session = Session::open(&theirs, SessionOptions::default()).unwrap();
+    append_line(
+        &theirs,
+        r#"{"type":"session","version":3,"id":"theirs","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    );
     session.refresh().unwrap();
     assert_eq!(session.session_id(), "theirs");
     assert!(!session.header().recovered);
+
+    let headerless = dir.path().join("blank-then-entry.jsonl");
+    std::fs::write(&headerless, "\n  \n").unwrap();
+    let mut session = Session::open(&headerless, SessionOptions::default()).unwrap();
+    let made_up = session.header().clone();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    append_line(
+        &headerless,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
+    );
+    session.refresh().unwrap();
+    assert_eq!(session.header(), &made_up, "the made-up header is kept");
+    session.append_message(&user("second")).unwrap();
+    assert_eq!(session.header(), &made_up);
+    assert_eq!(
+        std::fs::read_to_string(&headerless)
+            .unwrap()
+            .matches("\"session\"")
+            .count(),
+        0,
+        "no header after the first line"
+    );
 }
