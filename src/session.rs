@@ -1020,9 +1020,7 @@ impl Session {
     fn adopt_log_header(&mut self, log_len: u64) -> Result<()> {
         let first_line_indexed = self.store.settled_legacy_v1().is_some();
         if (self.header_pending && log_len > 0) || (self.header_undecided && first_line_indexed) {
-            let log_has_header = self.store.state.header_offset_bytes != SEQ_NONE
-                && !self.store.state.header_recovered;
-            if log_has_header || !self.header.recovered {
+            if self.store.state.first_line_is_header() || !self.header.recovered {
                 self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
             }
             self.header_pending = false;
@@ -1298,7 +1296,7 @@ impl Iterator for TreeWalk<'_> {
 /// (recovered when the log has bytes but no header; pending when it is empty).
 fn log_header(storage: &dyn LogStorage, store: &Store, log_len: u64) -> Result<Header> {
     let state = &store.state;
-    let header = if state.header_offset_bytes != SEQ_NONE && !state.header_recovered {
+    let header = if state.first_line_is_header() {
         let mut bytes = vec![0; state.header_len_bytes as usize];
         read_exact_at(storage, state.header_offset_bytes, &mut bytes)
             .map_err(|e| Error::io(storage.path(), "read", e))?;

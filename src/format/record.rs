@@ -480,6 +480,12 @@ pub struct State {
 }
 
 impl State {
+    /// Whether the log's first non-blank line is indexed and is a header (not one made up:
+    /// `header_recovered`), so that reading the header means reading that line.
+    pub fn first_line_is_header(&self) -> bool {
+        self.header_offset_bytes != SEQ_NONE && !self.header_recovered
+    }
+
     /// What is wrong with this state for an index of `next_seq` records over the first
     /// `indexed_len_bytes` of the log, if anything. Every field is derived from the records, so
     /// one that disagrees with them was damaged on disk; the index is then rebuilt rather than

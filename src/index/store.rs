@@ -1123,7 +1123,7 @@ impl Store {
     }
 
     fn header_session_id(&self, storage: &dyn LogStorage) -> Result<String> {
-        if self.state.header_offset_bytes == SEQ_NONE || self.state.header_recovered {
+        if !self.state.first_line_is_header() {
             return Ok(String::new());
         }
         let mut header = vec![0; self.state.header_len_bytes as usize];
