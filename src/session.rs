@@ -215,7 +215,9 @@ pub struct Session {
     store: Store,
     options: SessionOptions,
     header: Header,
-    /// The header is not in the log yet (a new session: it is written with the first entry).
+    /// The handle was opened or created on an empty log and has not seen it non-empty since:
+    /// `header` is its own, not the log's (an append writes it when the log still has no
+    /// non-blank line; see `header_undecided` and `adopt_log_header`).
     header_pending: bool,
     /// `header` was made up for a log whose complete lines were all blank: its first non-blank
     /// line, when one comes, decides the header (log.md §2), and the handle then adopts it.

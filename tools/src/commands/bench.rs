@@ -441,22 +441,15 @@ fn measure_appends(runs: usize) -> Result<Value, CliError> {
     let rate =
         |run: usize, durability: Durability, count: usize, batch: usize| -> Result<f64, CliError> {
             let path = dir.join(format!("append-{run}-{count}-{batch}.jsonl"));
-            let mut session = Session::open(
-                &path,
-                SessionOptions {
-                    durability,
-                    ..SessionOptions::default()
-                },
-            )?;
+            let options = SessionOptions {
+                durability,
+                ..SessionOptions::default()
+            };
+            // The log is created first, so that the timed handle keeps a sidecar index.
+            let mut session = Session::open(&path, options.clone())?;
             session.append_message(&message)?;
             session.close()?;
-            let mut session = Session::open(
-                &path,
-                SessionOptions {
-                    durability,
-                    ..SessionOptions::default()
-                },
-            )?;
+            let mut session = Session::open(&path, options)?;
             let start = Instant::now();
             let mut done = 0;
             while done < count {
