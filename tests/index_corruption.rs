@@ -539,9 +539,8 @@ fn cyclic_children_entry_ends_the_tree_walk() {
 fn self_jump_pointer_ends_ancestor_queries() {
     let (_dir, path) = indexed_copy(&sample());
     let seq = 150u64;
-    // jump_seq: 48 bits at offset 20 of the fixed record.
     tamper(&path, |txn| {
-        patch_record(txn, seq, 20, &seq.to_le_bytes()[..6])
+        patch_record(txn, seq, |record| record.jump_seq = seq)
     });
     let session = open(&path);
     let ids: Vec<String> = session
@@ -640,10 +639,11 @@ fn cyclic_parent_link_ends_every_walk() {
     let (seq, leaf_seq) = (seq_of(&on_path), seq_of(&leaf));
     assert!(seq < leaf_seq);
     tamper(&path, |txn| {
-        // parent_seq (offset 14) and jump_seq (offset 20), 48 bits each, name the leaf, a
-        // later record.
-        patch_record(txn, seq, 14, &leaf_seq.to_le_bytes()[..6]);
-        patch_record(txn, seq, 20, &leaf_seq.to_le_bytes()[..6]);
+        // Its parent and jump pointer name the leaf, a later record.
+        patch_record(txn, seq, |record| {
+            record.parent_seq = leaf_seq;
+            record.jump_seq = leaf_seq;
+        });
     });
     within(20, move || {
         let session = open(&path);

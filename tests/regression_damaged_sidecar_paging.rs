@@ -65,8 +65,10 @@ fn record_cutting_a_character_does_not_panic() {
     let cut = line.iter().position(|b| *b == 0xc3).expect("an é") + 1;
     let crc = crc32fast::hash(&line[..cut]);
     tamper(&path, |txn| {
-        patch_record(txn, 1, 6, &(cut as u32).to_le_bytes()); // len_bytes
-        patch_record(txn, 1, 10, &crc.to_le_bytes()); // crc32
+        patch_record(txn, 1, |record| {
+            record.len_bytes = cut as u32;
+            record.crc32 = crc;
+        });
     });
     let session = Session::open(&path, SessionOptions::default()).expect("open");
     // Any answer from a damaged index is acceptable, as long as it is one.

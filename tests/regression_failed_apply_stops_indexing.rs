@@ -25,9 +25,11 @@ fn failed_apply_is_not_skipped() {
     session.close().expect("close");
     // The log was created by that session, without a sidecar: this open builds one.
     drop(common::open(&path));
-    // The third entry's record (seq 2: the header line has none) gets an unknown kind, so
-    // reading its links fails.
-    common::tamper(&path, |txn| common::patch_record(txn, 2, 30, &[0xEE]));
+    // The page of the third entry's record (seq 2: the header line has none) gets an unknown
+    // id mode (its second byte), so reading its links fails.
+    common::tamper(&path, |txn| {
+        common::tamper_page(txn, 2, |_, page| page[1] = 0xEE)
+    });
     let sidecar_before = std::fs::read(treelog::sidecar_path(&path)).expect("sidecar");
 
     let mut session = common::open(&path);

@@ -3,7 +3,7 @@
 //! record outside the indexed prefix with `Error::Index`, before allocating.
 
 use redb::{ReadableTable, TableDefinition};
-use treelog::format::record::RECORD_FIXED_LEN;
+use treelog::format::page::{PageView, encode_page};
 use treelog::{Error, Session, SessionOptions, sidecar_path};
 
 const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -38,15 +38,15 @@ fn oversized_record_is_an_index_error() {
                 (key.value(), value.value().to_vec())
             })
             .collect();
-        // A page is a u32 count, then fixed parts; len_bytes is at offset 6 of each.
-        for (first_seq, mut bytes) in all {
-            let count = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes")) as usize;
-            for slot in 0..count {
-                let at = 4 + slot * RECORD_FIXED_LEN + 6;
-                bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        for (first_seq, bytes) in all {
+            let mut page = PageView::new(first_seq, &bytes)
+                .and_then(|page| page.decode_all())
+                .expect("a page treelog wrote decodes");
+            for record in &mut page {
+                record.len_bytes = u32::MAX;
             }
             records
-                .insert(first_seq, bytes.as_slice())
+                .insert(first_seq, encode_page(first_seq, &page).as_slice())
                 .expect("patch record");
         }
     }

@@ -33,27 +33,31 @@ const HEX_NIBBLE: [u8; 256] = {
 /// under the first 8 bytes of its blake3 hash (little-endian) with the top bit set, and may
 /// share that key with another id ([`is_exact_key`] is false): readers then check the id.
 pub fn id_key(id: &str) -> u64 {
-    let bytes = id.as_bytes();
-    if let Ok(digits) = <[u8; 8]>::try_from(bytes) {
-        // A table instead of a branch per digit: digits and letters mix at random in these
-        // ids, and the mispredicted branches made this a twentieth of a rebuild's main thread.
-        let mut value = 0u64;
-        let mut invalid = 0u8;
-        for digit in digits {
-            let nibble = HEX_NIBBLE[usize::from(digit)];
-            invalid |= nibble;
-            value = value << 4 | u64::from(nibble & 0x0f);
-        }
-        if invalid & NOT_HEX == 0 {
-            return value;
-        }
+    if let Some(value) = hex8_value(id) {
+        return u64::from(value);
     }
+    let bytes = id.as_bytes();
     #[cfg(test)]
     if let Some(keys) = tests::hashed_keys_max() {
         // Tests squeeze hashed ids into a few keys so that collisions are common.
         return ID_KEY_HASHED | (hashed(bytes) % keys);
     }
     ID_KEY_HASHED | hashed(bytes)
+}
+
+/// The value of an id of pi's shape, 8 lowercase hex digits; `None` for any other id.
+pub fn hex8_value(id: &str) -> Option<u32> {
+    let digits = <[u8; 8]>::try_from(id.as_bytes()).ok()?;
+    // A table instead of a branch per digit: digits and letters mix at random in these ids,
+    // and the mispredicted branches made this a twentieth of a rebuild's main thread.
+    let mut value = 0u32;
+    let mut invalid = 0u8;
+    for digit in digits {
+        let nibble = HEX_NIBBLE[usize::from(digit)];
+        invalid |= nibble;
+        value = value << 4 | u32::from(nibble & 0x0f);
+    }
+    (invalid & NOT_HEX == 0).then_some(value)
 }
 
 fn hashed(bytes: &[u8]) -> u64 {

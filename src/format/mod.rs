@@ -5,6 +5,7 @@ pub mod id_index;
 pub mod ids;
 pub mod json_scan;
 pub mod line;
+pub mod page;
 pub mod record;
 pub mod time;
 pub mod write;

@@ -1,6 +1,7 @@
-//! Fixed-width little-endian layouts of the index values (format-spec/index.md is normative).
-//! Pure code: bytes in, values out. Decoding never panics: a value of the wrong length or with
-//! an unknown code is an error, which makes the whole index untrusted and rebuilt.
+//! The values the index holds, and the fixed-width little-endian layouts of its `meta` and
+//! `labels` values (format-spec/index.md is normative; record pages are in `page`). Pure
+//! code: bytes in, values out. Decoding never panics: a value of the wrong length or with an
+//! unknown code is an error, which makes the whole index untrusted and rebuilt.
 
 use super::line::EntryKind;
 
@@ -9,17 +10,8 @@ pub const SEQ_NONE: u64 = u64::MAX;
 /// "No timestamp" (absent or not a date) in a millisecond field.
 pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
-/// Bytes of the fixed-width part of a [`Record`] in a page (its id is in the page's id heap).
-pub const RECORD_FIXED_LEN: usize = 72;
-/// Where the fixed part holds `id_end`.
-const ID_END_AT: usize = 68;
-/// "No message span" in the offset field.
-const SPAN_NONE: u32 = u32::MAX;
 pub const SNAPSHOT_LEN: usize = 128;
 pub const STATE_LEN: usize = 8 * 6 + 8 * 10 + 8;
-
-const FLAG_ASSISTANT: u8 = 1;
-const FLAG_SIDE: u8 = 2;
 
 /// Why a stored value could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,302 +86,6 @@ impl Record {
             && at_or_before(self.compaction_seq)
             && at_or_before(self.model_seq)
             && at_or_before(self.thinking_seq)
-    }
-
-    /// Appends the fixed-width part of the record (without its id) to `out`; `id_end` is where
-    /// the id ends in its page's id heap.
-    fn encode_fixed(&self, id_end: u32, out: &mut Vec<u8>) {
-        let start = out.len();
-        push_u48(out, self.offset_bytes);
-        out.extend_from_slice(&self.len_bytes.to_le_bytes());
-        out.extend_from_slice(&self.crc32.to_le_bytes());
-        push_u48(out, self.parent_seq);
-        push_u48(out, self.jump_seq);
-        out.extend_from_slice(&self.depth.to_le_bytes());
-        out.push(self.kind.map_or(0, |kind| kind as u8));
-        out.push(
-            if self.assistant { FLAG_ASSISTANT } else { 0 } | if self.side { FLAG_SIDE } else { 0 },
-        );
-        out.push(self.opaque_code);
-        out.push(0);
-        out.extend_from_slice(&self.timestamp_ms.to_le_bytes());
-        push_u48(out, self.compaction_seq);
-        push_u48(out, self.model_seq);
-        push_u48(out, self.thinking_seq);
-        let (span_offset, span_len) = self.message_span.unwrap_or((SPAN_NONE, 0));
-        out.extend_from_slice(&span_offset.to_le_bytes());
-        out.extend_from_slice(&span_len.to_le_bytes());
-        out.extend_from_slice(&id_end.to_le_bytes());
-        debug_assert_eq!(out.len() - start, RECORD_FIXED_LEN);
-    }
-}
-
-/// Sequence numbers and offsets are stored in 48 bits: 256 TiB of log, 2^48 - 1 lines.
-pub const U48_LIMIT: u64 = (1 << 48) - 1;
-
-/// Appends the low 48 bits of `value`; [`SEQ_NONE`] is stored as all ones. Indexing refuses
-/// logs whose offsets or line counts reach [`U48_LIMIT`], so nothing else is cut.
-fn push_u48(out: &mut Vec<u8>, value: u64) {
-    debug_assert!(
-        value == SEQ_NONE || value < U48_LIMIT,
-        "{value} fits in 48 bits"
-    );
-    let stored = if value == SEQ_NONE { U48_LIMIT } else { value };
-    out.extend_from_slice(&stored.to_le_bytes()[..6]);
-}
-
-fn u48_from(bytes: [u8; 6]) -> u64 {
-    let mut out = [0; 8];
-    out[..6].copy_from_slice(&bytes);
-    match u64::from_le_bytes(out) {
-        U48_LIMIT => SEQ_NONE,
-        value => value,
-    }
-}
-
-/// At most this many records share a page of the `records` table.
-pub const PAGE_RECORDS_MAX: usize = 64;
-/// A page is closed before it grows past this many bytes, so that it fills one 4 KiB page of
-/// redb (16 bytes of redb's leaf header, key and value end) instead of spilling into an 8 KiB
-/// one. A single record longer than this (a huge id) gets a page of its own.
-pub const PAGE_LEN_MAX: usize = 4096 - 16;
-/// Bytes before the first fixed record of a page (the record count).
-const PAGE_HEADER_LEN: usize = 4;
-
-/// Builds one page of consecutive records: a `u32` count, the fixed parts in seq order, then
-/// their ids one after another (the id heap; each fixed part holds where its id ends). A walk
-/// along a run of consecutive lines then reads one B-tree value per page instead of one per
-/// hop, and redb's per-key overhead is paid once per page.
-#[derive(Default)]
-pub struct PageBuilder {
-    count: usize,
-    fixed: Vec<u8>,
-    ids: Vec<u8>,
-}
-
-impl PageBuilder {
-    /// A builder that continues a stored page.
-    pub fn from_page(page: &PageView<'_>) -> PageBuilder {
-        PageBuilder {
-            count: page.count,
-            fixed: page.fixed.to_vec(),
-            ids: page.ids.to_vec(),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    /// Whether `record` still fits (an empty page takes any record).
-    pub fn fits(&self, record: &Record) -> bool {
-        self.count == 0
-            || (self.count < PAGE_RECORDS_MAX
-                && PAGE_HEADER_LEN
-                    + (self.count + 1) * RECORD_FIXED_LEN
-                    + self.ids.len()
-                    + record.id.len()
-                    <= PAGE_LEN_MAX)
-    }
-
-    pub fn push(&mut self, record: &Record) {
-        self.ids.extend_from_slice(record.id.as_bytes());
-        // An id comes from a line of at most LINE_LEN_MAX bytes, and a page holds at most one
-        // record longer than PAGE_LEN_MAX: the heap stays far below 4 GiB.
-        let id_end = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-        record.encode_fixed(id_end, &mut self.fixed);
-        self.count += 1;
-    }
-
-    /// The encoded page; the builder is empty afterwards.
-    pub fn finish(&mut self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(PAGE_HEADER_LEN + self.fixed.len() + self.ids.len());
-        out.extend_from_slice(&(self.count as u32).to_le_bytes());
-        out.extend_from_slice(&self.fixed);
-        out.extend_from_slice(&self.ids);
-        self.count = 0;
-        self.fixed.clear();
-        self.ids.clear();
-        out
-    }
-}
-
-/// Encodes `records` as one page (see [`PageBuilder`]).
-pub fn encode_page(records: &[Record]) -> Vec<u8> {
-    let mut builder = PageBuilder::default();
-    for record in records {
-        builder.push(record);
-    }
-    builder.finish()
-}
-
-/// A checked view of an encoded page: the count, the fixed parts and the id heap agree.
-#[derive(Clone, Copy, Debug)]
-pub struct PageView<'a> {
-    fixed: &'a [u8],
-    ids: &'a [u8],
-    count: usize,
-}
-
-impl<'a> PageView<'a> {
-    pub fn new(bytes: &'a [u8]) -> Result<PageView<'a>, DecodeError> {
-        let count = bytes
-            .get(..PAGE_HEADER_LEN)
-            .map(|head| u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize)
-            .ok_or_else(|| DecodeError(format!("record page of {} bytes", bytes.len())))?;
-        if count == 0 || count > PAGE_RECORDS_MAX {
-            return Err(DecodeError(format!("record page holds {count} records")));
-        }
-        let fixed_end = PAGE_HEADER_LEN + count * RECORD_FIXED_LEN;
-        let (Some(fixed), Some(ids)) = (
-            bytes.get(PAGE_HEADER_LEN..fixed_end),
-            bytes.get(fixed_end..),
-        ) else {
-            return Err(DecodeError(format!(
-                "record page of {} bytes cannot hold {count} records",
-                bytes.len()
-            )));
-        };
-        let view = PageView { fixed, ids, count };
-        // Id ends never decrease and the last one ends the heap: every id slice is in bounds.
-        let mut previous = 0;
-        for slot in 0..count {
-            let end = view.id_end(slot);
-            if end < previous || end > ids.len() {
-                return Err(DecodeError(format!(
-                    "record page id heap out of order at slot {slot}"
-                )));
-            }
-            previous = end;
-        }
-        if previous != ids.len() {
-            return Err(DecodeError(
-                "record page has bytes after its last id".into(),
-            ));
-        }
-        Ok(view)
-    }
-
-    pub fn len(&self) -> usize {
-        self.count
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
-    fn id_end(&self, slot: usize) -> usize {
-        let at = slot * RECORD_FIXED_LEN + ID_END_AT;
-        let field = &self.fixed[at..at + 4];
-        u32::from_le_bytes([field[0], field[1], field[2], field[3]]) as usize
-    }
-
-    /// The record in `slot`, or `None` past the page's end.
-    pub fn get(&self, slot: usize) -> Option<RecordRef<'a>> {
-        if slot >= self.count {
-            return None;
-        }
-        let id_start = if slot == 0 { 0 } else { self.id_end(slot - 1) };
-        let fixed = &self.fixed[slot * RECORD_FIXED_LEN..(slot + 1) * RECORD_FIXED_LEN];
-        Some(RecordRef {
-            fixed,
-            id: &self.ids[id_start..self.id_end(slot)],
-        })
-    }
-
-    /// Every record of the page, decoded.
-    pub fn decode_all(&self) -> Result<Vec<Record>, DecodeError> {
-        (0..self.count)
-            .map(|slot| match self.get(slot) {
-                Some(record) => record.decode(),
-                None => unreachable!("slot {slot} is below the page's count"),
-            })
-            .collect()
-    }
-}
-
-/// One encoded record inside a page: fields are decoded on demand.
-#[derive(Clone, Copy, Debug)]
-pub struct RecordRef<'a> {
-    /// Exactly [`RECORD_FIXED_LEN`] bytes.
-    fixed: &'a [u8],
-    id: &'a [u8],
-}
-
-impl<'a> RecordRef<'a> {
-    fn u48_at(&self, at: usize) -> u64 {
-        let mut out = [0; 6];
-        out.copy_from_slice(&self.fixed[at..at + 6]);
-        u48_from(out)
-    }
-
-    pub fn parent_seq(&self) -> u64 {
-        self.u48_at(14)
-    }
-
-    pub fn depth(&self) -> u32 {
-        u32::from_le_bytes([
-            self.fixed[26],
-            self.fixed[27],
-            self.fixed[28],
-            self.fixed[29],
-        ])
-    }
-
-    pub fn id(&self) -> Result<&'a str, DecodeError> {
-        std::str::from_utf8(self.id).map_err(|_| DecodeError("record id is not UTF-8".into()))
-    }
-
-    pub fn decode(&self) -> Result<Record, DecodeError> {
-        let mut reader = Reader {
-            bytes: self.fixed,
-            at: 0,
-        };
-        let offset_bytes = reader.u48();
-        let len_bytes = reader.u32();
-        let crc32 = reader.u32();
-        let parent_seq = reader.u48();
-        let jump_seq = reader.u48();
-        let depth = reader.u32();
-        let kind_code = reader.u8();
-        let flags = reader.u8();
-        let opaque_code = reader.u8();
-        let _reserved = reader.u8();
-        let timestamp_ms = reader.i64();
-        let compaction_seq = reader.u48();
-        let model_seq = reader.u48();
-        let thinking_seq = reader.u48();
-        let span_offset = reader.u32();
-        let span_len = reader.u32();
-        let kind = match kind_code {
-            0 => None,
-            code => Some(
-                EntryKind::from_code(code)
-                    .ok_or_else(|| DecodeError(format!("unknown entry kind code {code}")))?,
-            ),
-        };
-        Ok(Record {
-            offset_bytes,
-            len_bytes,
-            crc32,
-            parent_seq,
-            jump_seq,
-            depth,
-            kind,
-            assistant: flags & FLAG_ASSISTANT != 0,
-            side: flags & FLAG_SIDE != 0,
-            opaque_code,
-            timestamp_ms,
-            compaction_seq,
-            model_seq,
-            thinking_seq,
-            message_span: (span_offset != SPAN_NONE).then_some((span_offset, span_len)),
-            id: self.id()?.to_string(),
-        })
     }
 }
 
@@ -656,9 +352,6 @@ impl Reader<'_> {
     fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.take())
     }
-    fn u48(&mut self) -> u64 {
-        u48_from(self.take())
-    }
     fn i64(&mut self) -> i64 {
         i64::from_le_bytes(self.take())
     }
@@ -680,9 +373,8 @@ mod tests {
     /// is damage, which a flush must refuse to carry into a rewritten page.
     #[test]
     fn links_point_back_only() {
-        let record = sample_record();
         let seq = 1000;
-        let mut ok = record.clone();
+        let mut ok = Record::unlinked(0, 10);
         (
             ok.parent_seq,
             ok.jump_seq,
@@ -737,50 +429,9 @@ mod tests {
         }
     }
 
-    fn sample_record() -> Record {
-        Record {
-            offset_bytes: 1 << 40,
-            len_bytes: 77,
-            crc32: 0xdead_beef,
-            parent_seq: 5,
-            jump_seq: 2,
-            depth: 9,
-            kind: Some(EntryKind::Compaction),
-            assistant: true,
-            side: true,
-            opaque_code: 0,
-            timestamp_ms: -3,
-            compaction_seq: SEQ_NONE,
-            model_seq: 4,
-            thinking_seq: 1,
-            message_span: Some((70, 900)),
-            id: "ab12cd34".into(),
-        }
-    }
-
-    fn page_of(records: &[Record]) -> Vec<Record> {
-        PageView::new(&encode_page(records))
-            .and_then(|page| page.decode_all())
-            .expect("an encoded page decodes")
-    }
-
     /// Every layout decodes to what was encoded.
     #[test]
     fn layouts_round_trip() {
-        let record = sample_record();
-        let other = Record {
-            id: String::new(),
-            kind: None,
-            message_span: None,
-            ..sample_record()
-        };
-        let third = Record {
-            id: "ünïcode-id".into(),
-            ..sample_record()
-        };
-        let records = vec![record.clone(), other, third];
-        assert_eq!(page_of(&records), records);
-        assert_eq!(page_of(&records[..1]), vec![record]);
         let snapshot = Snapshot {
             indexed_len_bytes: 10,
             next_seq: 3,
@@ -804,56 +455,9 @@ mod tests {
         assert_eq!(LabelValue::decode(&label.encode()), Ok(label));
     }
 
-    /// The page layout is the one format-spec/index.md draws, byte for byte.
-    #[test]
-    fn page_layout_is_fixed() {
-        let second = Record {
-            id: "xy".into(),
-            ..sample_record()
-        };
-        let bytes = encode_page(&[sample_record(), second]);
-        assert_eq!(bytes.len(), 4 + 2 * RECORD_FIXED_LEN + 8 + 2);
-        assert_eq!(&bytes[0..4], &2u32.to_le_bytes());
-        let fixed = &bytes[4..4 + RECORD_FIXED_LEN];
-        assert_eq!(&fixed[0..6], &(1u64 << 40).to_le_bytes()[..6]);
-        assert_eq!(&fixed[10..14], &0xdead_beefu32.to_le_bytes());
-        assert_eq!(&fixed[14..20], &5u64.to_le_bytes()[..6]);
-        assert_eq!(fixed[30], EntryKind::Compaction as u8);
-        assert_eq!(fixed[31], 3);
-        assert_eq!(&fixed[42..48], &[0xff; 6]);
-        assert_eq!(&fixed[60..64], &70u32.to_le_bytes());
-        assert_eq!(&fixed[64..68], &900u32.to_le_bytes());
-        assert_eq!(&fixed[68..72], &8u32.to_le_bytes());
-        assert_eq!(
-            &bytes[4 + RECORD_FIXED_LEN + 68..][..4],
-            &10u32.to_le_bytes()
-        );
-        assert_eq!(&bytes[4 + 2 * RECORD_FIXED_LEN..], b"ab12cd34xy");
-    }
-
     /// Truncated or foreign bytes are decode errors, never panics.
     #[test]
     fn malformed_values_are_errors() {
-        let bytes = encode_page(&[sample_record(), sample_record()]);
-        for len in 0..bytes.len() {
-            assert!(PageView::new(&bytes[..len]).is_err(), "truncated to {len}");
-        }
-        let mut bad_kind = bytes.clone();
-        bad_kind[4 + 30] = 200;
-        let page = PageView::new(&bad_kind).expect("the layout is intact");
-        assert!(page.decode_all().is_err());
-        let mut bad_count = bytes.clone();
-        bad_count[0..4].copy_from_slice(&65u32.to_le_bytes());
-        assert!(PageView::new(&bad_count).is_err());
-        let mut bad_heap = bytes.clone();
-        bad_heap[4 + 68..4 + 72].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(PageView::new(&bad_heap).is_err());
-        let mut bad_utf8 = bytes;
-        let last = bad_utf8.len() - 1;
-        bad_utf8[last] = 0xff;
-        let page = PageView::new(&bad_utf8).expect("the layout is intact");
-        assert!(page.get(1).is_some_and(|record| record.id().is_err()));
-        assert!(page.get(2).is_none());
         assert!(Snapshot::decode(&[0; 5]).is_err());
         assert!(State::decode(&[0; 5]).is_err());
         assert!(LabelValue::decode(&[255, 255, 255, 255]).is_err());

@@ -10,7 +10,7 @@ use crate::format::ids::migrated_entry_id;
 use crate::format::line::{
     EntryKind, EntryLine, HeaderLine, Line, OpaqueLine, OpaqueReason, ParentRef, classify,
 };
-use crate::format::record::{LabelValue, Record, SEQ_NONE, TIMESTAMP_NONE, U48_LIMIT};
+use crate::format::record::{LabelValue, Record, SEQ_NONE, TIMESTAMP_NONE};
 use crate::format::time::parse_iso_ms;
 
 /// Classifies a line's bytes. Invalid UTF-8 is read as JavaScript's decoder reads it, with
@@ -358,12 +358,6 @@ impl Store {
             self.overlay.base_seq + self.overlay.records.len() as u64,
             self.next_seq
         );
-        // Records hold offsets and sequence numbers in 48 bits (format-spec/index.md).
-        if self.indexed_len_bytes >= U48_LIMIT || self.next_seq + 1 >= U48_LIMIT {
-            return Err(self.read_error(format!(
-                "the log is beyond what an index can describe ({U48_LIMIT} bytes or lines)"
-            )));
-        }
         self.overlay.records.push(record);
         self.next_seq += 1;
         Ok(())

@@ -16,9 +16,8 @@ use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
 use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
 use crate::format::line::FieldSpans;
-use crate::format::record::{
-    DecodeError, LabelValue, PageBuilder, PageView, Record, RecordRef, SEQ_NONE, Snapshot, State,
-};
+use crate::format::page::{PageBuilder, PageView, RecordRef};
+use crate::format::record::{DecodeError, LabelValue, Record, SEQ_NONE, Snapshot, State};
 use crate::limits::{
     FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN, REBUILD_FLUSH_BYTES_MAX,
     REBUILD_FLUSH_ENTRIES_MAX,
@@ -27,7 +26,7 @@ use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
 
 pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -204,7 +203,7 @@ type StoredPage<'a> = redb::AccessGuard<'a, &'static [u8]>;
 /// One record met on a walk toward the root: still in the overlay, or in a stored page.
 pub(crate) enum Hop<'a> {
     Pending(&'a Record),
-    Stored(RecordRef<'a>),
+    Stored(RecordRef<'a, 'a>),
 }
 
 impl Hop<'_> {
@@ -898,30 +897,27 @@ impl Store {
         if skipped == self.overlay.records.len() {
             return Ok(());
         }
-        let mut page = PageBuilder::default();
-        let mut page_first = write_from;
+        let mut page = PageBuilder::new(write_from);
         let last = records
             .last()
             .map_err(|e| index_error(path, e))?
             .map(|(key, value)| {
-                let first = key.value();
-                let view = PageView::new(value.value())?;
+                let view = PageView::new(key.value(), value.value())?;
                 for (index, record) in view.decode_all()?.iter().enumerate() {
-                    let seq = first + index as u64;
+                    let seq = view.first_seq() + index as u64;
                     if !record.links_point_back(seq) {
                         return Err(DecodeError(format!("record {seq} links forward")));
                     }
                 }
-                Ok((first, view.len(), PageBuilder::from_page(&view)))
+                PageBuilder::from_page(&view)
             })
             .transpose()
             .map_err(|error| index_error(path, error.0))?;
         match last {
-            Some((first, count, builder))
-                if first.checked_add(count as u64) == Some(write_from) =>
+            Some(builder)
+                if builder.first_seq().checked_add(builder.len() as u64) == Some(write_from) =>
             {
                 page = builder;
-                page_first = first;
             }
             None if write_from == 0 => {}
             _ => {
@@ -933,17 +929,17 @@ impl Store {
         }
         for record in &self.overlay.records[skipped..] {
             if !page.fits(record) {
-                let count = page.len() as u64;
+                let first = page.first_seq();
                 records
-                    .insert(page_first, page.finish().as_slice())
+                    .insert(first, page.finish().as_slice())
                     .map_err(|e| index_error(path, e))?;
-                page_first += count;
             }
             page.push(record);
         }
         if !page.is_empty() {
+            let first = page.first_seq();
             records
-                .insert(page_first, page.finish().as_slice())
+                .insert(first, page.finish().as_slice())
                 .map_err(|e| index_error(path, e))?;
         }
         Ok(())
@@ -1158,11 +1154,15 @@ impl Store {
         let Some((first, value)) = self.stored_page(seq)? else {
             return Err(self.read_error(format!("record {seq} is missing")));
         };
-        let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
+        let page = PageView::new(first, value.value()).map_err(|error| self.read_error(error.0))?;
         let record = page
-            .get((seq - first) as usize)
+            .get(seq)
             .ok_or_else(|| self.read_error(format!("record {seq} is missing")))?;
-        Ok(record.id().map_err(|error| self.read_error(error.0))? == id)
+        Ok(record
+            .id()
+            .map_err(|error| self.read_error(error.0))?
+            .as_str()
+            == id)
     }
 
     fn record_unguarded(&self, seq: u64) -> Result<Option<Record>> {
@@ -1176,8 +1176,8 @@ impl Store {
         let Some((first, value)) = self.stored_page(seq)? else {
             return Ok(None);
         };
-        let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
-        page.get((seq - first) as usize)
+        let page = PageView::new(first, value.value()).map_err(|error| self.read_error(error.0))?;
+        page.get(seq)
             .map(|record| record.decode())
             .transpose()
             .map_err(|error| self.read_error(error.0))
@@ -1244,10 +1244,15 @@ impl Store {
                         hop.depth().saturating_add(1).min(self.next_seq) as usize,
                     );
                 }
-                out.push_toward_root(match &hop {
-                    Hop::Pending(record) => &record.id,
-                    Hop::Stored(record) => record.id().map_err(|error| self.read_error(error.0))?,
-                });
+                match &hop {
+                    Hop::Pending(record) => out.push_toward_root(&record.id),
+                    Hop::Stored(record) => out.push_toward_root(
+                        record
+                            .id()
+                            .map_err(|error| self.read_error(error.0))?
+                            .as_str(),
+                    ),
+                }
                 Ok(())
             })
         })?;
@@ -1320,11 +1325,10 @@ impl Store {
                     pages = None;
                 }
             };
-            let page = PageView::new(value.value()).map_err(|error| self.read_error(error.0))?;
+            let page =
+                PageView::new(first, value.value()).map_err(|error| self.read_error(error.0))?;
             loop {
-                let record = page
-                    .get((wanted - first) as usize)
-                    .ok_or_else(|| missing(wanted))?;
+                let record = page.get(wanted).ok_or_else(|| missing(wanted))?;
                 let parent = record.parent_seq();
                 visit(wanted, Hop::Stored(record))?;
                 match step(wanted, parent)? {

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use treelog::format::record::Record;
 use treelog::{Session, SessionOptions};
 
 pub type TreeRow = (String, Option<String>, u32, Option<String>, Option<String>);
@@ -118,12 +119,10 @@ pub fn tamper(path: &Path, edit: impl FnOnce(&redb::WriteTransaction)) {
     txn.commit().expect("commit");
 }
 
-/// Overwrites the bytes at `field_offset` of the fixed part of record `seq`, in its page
-/// (format-spec/index.md: pages keyed by their first seq; a `u32` count, then fixed parts of
-/// `RECORD_FIXED_LEN` bytes).
-pub fn patch_record(txn: &redb::WriteTransaction, seq: u64, field_offset: usize, value: &[u8]) {
+/// Replaces the stored page that holds record `seq` by `edit` of its bytes (format-spec/index.md:
+/// pages keyed by their first seq).
+pub fn tamper_page(txn: &redb::WriteTransaction, seq: u64, edit: impl FnOnce(u64, &mut Vec<u8>)) {
     use redb::ReadableTable;
-    use treelog::format::record::RECORD_FIXED_LEN;
     let mut records = txn.open_table(RECORDS).expect("records table");
     let (first, mut bytes) = {
         let (key, value) = records
@@ -134,7 +133,19 @@ pub fn patch_record(txn: &redb::WriteTransaction, seq: u64, field_offset: usize,
             .expect("readable page");
         (key.value(), value.value().to_vec())
     };
-    let at = 4 + (seq - first) as usize * RECORD_FIXED_LEN + field_offset;
-    bytes[at..at + value.len()].copy_from_slice(value);
+    edit(first, &mut bytes);
     records.insert(first, bytes.as_slice()).expect("patch");
+}
+
+/// Changes record `seq` by `edit`, re-encoding its page with treelog's own codec: any value a
+/// `Record` can hold, damaged ones included (a forward link, a wrong length), is stored as is.
+pub fn patch_record(txn: &redb::WriteTransaction, seq: u64, edit: impl FnOnce(&mut Record)) {
+    use treelog::format::page::{PageView, encode_page};
+    tamper_page(txn, seq, |first, bytes| {
+        let mut records = PageView::new(first, bytes)
+            .and_then(|page| page.decode_all())
+            .expect("a page treelog wrote decodes");
+        edit(&mut records[(seq - first) as usize]);
+        *bytes = encode_page(first, &records);
+    });
 }

@@ -1,0 +1,851 @@
+//! Record pages (format-spec/index.md, "Record pages"): the records of up to
+//! [`PAGE_RECORDS_MAX`] consecutive lines in one redb value. Pure code: records in, bytes out,
+//! and back; decoding never panics.
+//!
+//! Why frame of reference: neighbouring lines have alike records. Offsets grow by about a
+//! line's length, the parent is usually the line before, and the nearest compaction is the
+//! same for thousands of lines. So each field is stored as its distance from a base chosen
+//! for the page, in the fewest whole bytes that hold every distance in the page (often none).
+//! Records stay fixed-width within a page, so any slot is read in O(1), and a pi record takes
+//! ~30 bytes instead of 80.
+
+use super::id_index::hex8_value;
+use super::line::EntryKind;
+use super::record::{DecodeError, Record};
+
+/// At most this many records share a page.
+pub const PAGE_RECORDS_MAX: usize = 255;
+const _: () = assert!(
+    PAGE_RECORDS_MAX <= u8::MAX as usize,
+    "a page's count is one byte"
+);
+/// A page is closed before it grows past this many bytes, so that it fits one 4 KiB page of
+/// redb (16 bytes of redb's leaf header, key and value end). A single record longer than this
+/// (a huge id) gets a page of its own.
+pub const PAGE_LEN_MAX: usize = 4096 - 16;
+
+/// The stored fields, in the order of the page's descriptors and of each record's bytes.
+mod field {
+    pub const OFFSET: usize = 0;
+    pub const LEN: usize = 1;
+    pub const CRC: usize = 2;
+    pub const PARENT: usize = 3;
+    pub const JUMP: usize = 4;
+    pub const DEPTH: usize = 5;
+    pub const TAGS: usize = 6;
+    pub const TIMESTAMP: usize = 7;
+    pub const COMPACTION: usize = 8;
+    pub const MODEL: usize = 9;
+    pub const THINKING: usize = 10;
+    pub const SPAN_OFFSET: usize = 11;
+    pub const SPAN_TAIL: usize = 12;
+    /// The id: where it ends in the id heap, or the id itself in a page of hex ids.
+    pub const ID: usize = 13;
+    pub const COUNT: usize = 14;
+}
+
+/// Bytes before the descriptors: the record count and the id mode.
+const PAGE_HEAD_LEN: usize = 2;
+const ID_MODE_HEAP: u8 = 0;
+const ID_MODE_HEX: u8 = 1;
+
+const FLAG_ASSISTANT: u64 = 1;
+const FLAG_SIDE: u64 = 2;
+/// Flips the sign bit: timestamps keep their order as codes, and `TIMESTAMP_NONE` (i64::MIN)
+/// becomes 0.
+const TIMESTAMP_BIAS: u64 = 1 << 63;
+
+/// Each field of the record of `seq` as a `u64` code. Every code is a bijection of its field
+/// (wrapping arithmetic), so any record round-trips, a damaged one included: the checks that
+/// links point back stay with the reader, where they were before codes existed.
+fn codes(record: &Record, seq: u64) -> [u64; field::ID] {
+    let (span_offset, span_tail) = match record.message_span {
+        None => (0, 0),
+        // The span usually ends a byte before the line does: its tail is then 1.
+        Some((offset, len)) => (
+            u64::from(offset) + 1,
+            u64::from(record.len_bytes).wrapping_sub(u64::from(offset) + u64::from(len)),
+        ),
+    };
+    let flags =
+        if record.assistant { FLAG_ASSISTANT } else { 0 } | if record.side { FLAG_SIDE } else { 0 };
+    [
+        record.offset_bytes,
+        u64::from(record.len_bytes),
+        u64::from(record.crc32),
+        // Links back as distances from the record itself: a parent is usually 1 back. SEQ_NONE
+        // (u64::MAX) becomes seq + 1.
+        seq.wrapping_sub(record.parent_seq),
+        seq.wrapping_sub(record.jump_seq),
+        u64::from(record.depth),
+        record.kind.map_or(0, |kind| kind as u64) | flags << 4 | u64::from(record.opaque_code) << 6,
+        record.timestamp_ms as u64 ^ TIMESTAMP_BIAS,
+        // Nearest-kind links as themselves (alike across a page), SEQ_NONE as 0.
+        record.compaction_seq.wrapping_add(1),
+        record.model_seq.wrapping_add(1),
+        record.thinking_seq.wrapping_add(1),
+        span_offset,
+        span_tail,
+    ]
+}
+
+/// The record of `seq` whose codes are `codes` (the inverse of [`codes`]); codes that no record
+/// has (a damaged page) are errors.
+fn record_from_codes(seq: u64, codes: [u64; field::ID], id: String) -> Result<Record, DecodeError> {
+    let narrow = |code: u64, what: &str| {
+        u32::try_from(code).map_err(|_| DecodeError(format!("record {seq}: {what} {code}")))
+    };
+    let len_bytes = narrow(codes[field::LEN], "line length")?;
+    let tags = codes[field::TAGS];
+    let kind = match tags & 0x0f {
+        0 => None,
+        code => Some(
+            EntryKind::from_code(code as u8)
+                .ok_or_else(|| DecodeError(format!("unknown entry kind code {code}")))?,
+        ),
+    };
+    let opaque_code = u8::try_from(tags >> 6)
+        .map_err(|_| DecodeError(format!("record {seq}: tags {tags:#x}")))?;
+    let message_span = match codes[field::SPAN_OFFSET] {
+        0 => None,
+        code => {
+            let offset = narrow(code - 1, "message offset")?;
+            let len = u64::from(len_bytes)
+                .wrapping_sub(u64::from(offset))
+                .wrapping_sub(codes[field::SPAN_TAIL]);
+            Some((offset, narrow(len, "message length")?))
+        }
+    };
+    Ok(Record {
+        offset_bytes: codes[field::OFFSET],
+        len_bytes,
+        crc32: narrow(codes[field::CRC], "crc32")?,
+        parent_seq: seq.wrapping_sub(codes[field::PARENT]),
+        jump_seq: seq.wrapping_sub(codes[field::JUMP]),
+        depth: narrow(codes[field::DEPTH], "depth")?,
+        kind,
+        assistant: tags >> 4 & FLAG_ASSISTANT != 0,
+        side: tags >> 4 & FLAG_SIDE != 0,
+        opaque_code,
+        timestamp_ms: (codes[field::TIMESTAMP] ^ TIMESTAMP_BIAS) as i64,
+        compaction_seq: codes[field::COMPACTION].wrapping_sub(1),
+        model_seq: codes[field::MODEL].wrapping_sub(1),
+        thinking_seq: codes[field::THINKING].wrapping_sub(1),
+        message_span,
+        id,
+    })
+}
+
+/// Bytes needed to hold `value` (0 for 0).
+fn width_of(value: u64) -> usize {
+    (64 - value.leading_zeros() as usize).div_ceil(8)
+}
+
+/// The base and width a page stores a field in, given the smallest and largest code: the
+/// smallest as base when that narrows the field, else 0 (which saves storing a base).
+fn frame(min: u64, max: u64) -> (u64, usize) {
+    // An empty builder's ranges are (u64::MAX, 0): width 0.
+    let spread = width_of(max.saturating_sub(min));
+    if spread < width_of(max) {
+        (min, spread)
+    } else {
+        (0, spread)
+    }
+}
+
+/// Little-endian value of up to 8 bytes.
+fn read_le(bytes: &[u8]) -> u64 {
+    let mut out = [0; 8];
+    out[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(out)
+}
+
+/// Where a field is in each record of a page, and what its stored bytes are added to.
+#[derive(Clone, Copy, Debug, Default)]
+struct Column {
+    base: u64,
+    width: u8,
+    /// Byte offset of the field in a record.
+    at: u8,
+}
+
+/// A checked view of an encoded page: its count, descriptors, records and id heap agree.
+#[derive(Clone, Debug)]
+pub struct PageView<'a> {
+    first_seq: u64,
+    count: usize,
+    hex_ids: bool,
+    columns: [Column; field::COUNT],
+    /// Bytes per record.
+    stride: usize,
+    records: &'a [u8],
+    heap: &'a [u8],
+}
+
+impl<'a> PageView<'a> {
+    /// The page stored under `first_seq` (its records are those of `first_seq ..`).
+    pub fn new(first_seq: u64, bytes: &'a [u8]) -> Result<PageView<'a>, DecodeError> {
+        let bad = |what: String| DecodeError(format!("record page {first_seq}: {what}"));
+        let (Some(&[count, id_mode]), Some(descriptors)) = (
+            bytes.first_chunk::<PAGE_HEAD_LEN>(),
+            bytes.get(PAGE_HEAD_LEN..PAGE_HEAD_LEN + field::COUNT),
+        ) else {
+            return Err(bad(format!("{} bytes", bytes.len())));
+        };
+        let count = usize::from(count);
+        if count == 0 || count > PAGE_RECORDS_MAX {
+            return Err(bad(format!("holds {count} records")));
+        }
+        let hex_ids = match id_mode {
+            ID_MODE_HEAP => false,
+            ID_MODE_HEX => true,
+            other => return Err(bad(format!("id mode {other}"))),
+        };
+        let mut columns = [Column::default(); field::COUNT];
+        let mut at = PAGE_HEAD_LEN + field::COUNT;
+        let mut stride = 0;
+        for (column, descriptor) in columns.iter_mut().zip(descriptors) {
+            let (width, base_len) = (descriptor & 0x0f, usize::from(descriptor >> 4));
+            if width > 8 || base_len > 8 {
+                return Err(bad(format!("field descriptor {descriptor:#04x}")));
+            }
+            let base = bytes
+                .get(at..at + base_len)
+                .ok_or_else(|| bad(format!("{} bytes", bytes.len())))?;
+            at += base_len;
+            *column = Column {
+                base: read_le(base),
+                width,
+                // At most 14 fields of 8 bytes: an offset below 112.
+                at: stride as u8,
+            };
+            stride += usize::from(width);
+        }
+        let records_end = at + count * stride;
+        let (Some(records), Some(heap)) = (bytes.get(at..records_end), bytes.get(records_end..))
+        else {
+            return Err(bad(format!(
+                "{} bytes cannot hold {count} records of {stride}",
+                bytes.len()
+            )));
+        };
+        let view = PageView {
+            first_seq,
+            count,
+            hex_ids,
+            columns,
+            stride,
+            records,
+            heap,
+        };
+        if hex_ids {
+            if !heap.is_empty() {
+                return Err(bad("bytes after the records of a page of hex ids".into()));
+            }
+            return Ok(view);
+        }
+        // Id ends never decrease and the last one ends the heap: every id slice is in bounds.
+        let mut previous = 0;
+        for slot in 0..count {
+            let end = view.code(slot, field::ID);
+            if end < previous || end > heap.len() as u64 {
+                return Err(bad(format!("id heap out of order at slot {slot}")));
+            }
+            previous = end;
+        }
+        if previous != heap.len() as u64 {
+            return Err(bad("bytes after its last id".into()));
+        }
+        Ok(view)
+    }
+
+    pub fn first_seq(&self) -> u64 {
+        self.first_seq
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The code of `field` in `slot`, which is below the count: the checks of [`PageView::new`]
+    /// keep the bytes in bounds.
+    fn code(&self, slot: usize, field: usize) -> u64 {
+        let column = self.columns[field];
+        let at = slot * self.stride + usize::from(column.at);
+        column
+            .base
+            .wrapping_add(read_le(&self.records[at..at + usize::from(column.width)]))
+    }
+
+    /// The record of `seq`, or `None` outside the page.
+    pub fn get(&self, seq: u64) -> Option<RecordRef<'_, 'a>> {
+        let slot = usize::try_from(seq.checked_sub(self.first_seq)?).ok()?;
+        (slot < self.count).then_some(RecordRef {
+            page: self,
+            slot,
+            seq,
+        })
+    }
+
+    /// Every record of the page, decoded.
+    pub fn decode_all(&self) -> Result<Vec<Record>, DecodeError> {
+        (0..self.count)
+            .map(|slot| {
+                RecordRef {
+                    page: self,
+                    slot,
+                    seq: self.first_seq.wrapping_add(slot as u64),
+                }
+                .decode()
+            })
+            .collect()
+    }
+}
+
+/// A record's id as a page holds it: text in the id heap, or a pi id of 8 hex digits packed
+/// into its value.
+pub enum StoredId<'a> {
+    Text(&'a str),
+    Hex([u8; 8]),
+}
+
+impl StoredId<'_> {
+    pub fn as_str(&self) -> &str {
+        match self {
+            StoredId::Text(text) => text,
+            StoredId::Hex(digits) => {
+                std::str::from_utf8(digits).expect("hex digits are ASCII, so valid UTF-8")
+            }
+        }
+    }
+}
+
+/// One record inside a page: fields are decoded on demand.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordRef<'p, 'a> {
+    page: &'p PageView<'a>,
+    slot: usize,
+    seq: u64,
+}
+
+impl<'p, 'a> RecordRef<'p, 'a> {
+    pub fn parent_seq(&self) -> u64 {
+        self.seq
+            .wrapping_sub(self.page.code(self.slot, field::PARENT))
+    }
+
+    /// The depth, saturated for a damaged one ([`RecordRef::decode`] refuses it).
+    pub fn depth(&self) -> u32 {
+        u32::try_from(self.page.code(self.slot, field::DEPTH)).unwrap_or(u32::MAX)
+    }
+
+    pub fn id(&self) -> Result<StoredId<'a>, DecodeError> {
+        let code = self.page.code(self.slot, field::ID);
+        if self.page.hex_ids {
+            let value = u32::try_from(code)
+                .map_err(|_| DecodeError(format!("record {}: hex id {code:#x}", self.seq)))?;
+            let mut digits = [0; 8];
+            for (place, digit) in digits.iter_mut().enumerate() {
+                *digit = b"0123456789abcdef"[(value >> (28 - 4 * place) & 0x0f) as usize];
+            }
+            return Ok(StoredId::Hex(digits));
+        }
+        // PageView::new checked that id ends never decrease and stay within the heap.
+        let start = match self.slot {
+            0 => 0,
+            slot => self.page.code(slot - 1, field::ID) as usize,
+        };
+        let heap: &'a [u8] = self.page.heap;
+        std::str::from_utf8(&heap[start..code as usize])
+            .map(StoredId::Text)
+            .map_err(|_| DecodeError(format!("record {}: id is not UTF-8", self.seq)))
+    }
+
+    pub fn decode(&self) -> Result<Record, DecodeError> {
+        let mut codes = [0; field::ID];
+        for (field, code) in codes.iter_mut().enumerate() {
+            *code = self.page.code(self.slot, field);
+        }
+        record_from_codes(self.seq, codes, self.id()?.as_str().to_string())
+    }
+}
+
+/// Builds one page of consecutive records (format-spec/index.md, "Record pages").
+pub struct PageBuilder {
+    first_seq: u64,
+    /// Each record's codes; the last is where its id ends in `heap`.
+    codes: Vec<[u64; field::COUNT]>,
+    /// Each record's id as a number, while every id so far is 8 hex digits.
+    hex_ids: Option<Vec<u64>>,
+    heap: Vec<u8>,
+    /// Smallest and largest code of each field so far (the id's: of its end in the heap).
+    ranges: [(u64, u64); field::COUNT],
+    hex_range: (u64, u64),
+}
+
+impl PageBuilder {
+    /// An empty page that starts at record `first_seq`.
+    pub fn new(first_seq: u64) -> PageBuilder {
+        PageBuilder {
+            first_seq,
+            codes: Vec::with_capacity(PAGE_RECORDS_MAX),
+            hex_ids: Some(Vec::with_capacity(PAGE_RECORDS_MAX)),
+            heap: Vec::new(),
+            ranges: [(u64::MAX, 0); field::COUNT],
+            hex_range: (u64::MAX, 0),
+        }
+    }
+
+    /// A builder that continues a stored page.
+    pub fn from_page(page: &PageView<'_>) -> Result<PageBuilder, DecodeError> {
+        let mut builder = PageBuilder::new(page.first_seq);
+        for record in page.decode_all()? {
+            builder.push(&record);
+        }
+        Ok(builder)
+    }
+
+    /// The seq of the page's first record (of the next page once this one is finished).
+    pub fn first_seq(&self) -> u64 {
+        self.first_seq
+    }
+
+    pub fn len(&self) -> usize {
+        self.codes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.codes.is_empty()
+    }
+
+    /// Encoded length of a page of `count` records whose fields span `ranges`.
+    fn encoded_len(
+        count: usize,
+        ranges: &[(u64, u64); field::COUNT],
+        hex_range: Option<(u64, u64)>,
+        heap_len: usize,
+    ) -> usize {
+        let mut len = PAGE_HEAD_LEN + field::COUNT;
+        for (field, &(min, max)) in ranges.iter().enumerate() {
+            let (min, max) = match hex_range {
+                Some(hex) if field == field::ID => hex,
+                _ => (min, max),
+            };
+            let (base, width) = frame(min, max);
+            len += width_of(base) + count * width;
+        }
+        len + if hex_range.is_some() { 0 } else { heap_len }
+    }
+
+    /// Whether `record` still fits (an empty page takes any record).
+    pub fn fits(&self, record: &Record) -> bool {
+        if self.codes.is_empty() {
+            return true;
+        }
+        if self.codes.len() >= PAGE_RECORDS_MAX {
+            return false;
+        }
+        let (codes, hex) = self.codes_of(record);
+        let mut ranges = self.ranges;
+        merge(&mut ranges, &codes);
+        let hex_range = match (&self.hex_ids, hex) {
+            (Some(_), Some(value)) => Some(widen(self.hex_range, value)),
+            _ => None,
+        };
+        let len = Self::encoded_len(
+            self.codes.len() + 1,
+            &ranges,
+            hex_range,
+            self.heap.len() + record.id.len(),
+        );
+        len <= PAGE_LEN_MAX
+    }
+
+    /// The codes `record` would have as the next record, and its id as a number if it is 8
+    /// hex digits.
+    fn codes_of(&self, record: &Record) -> ([u64; field::COUNT], Option<u64>) {
+        let seq = self.first_seq.wrapping_add(self.codes.len() as u64);
+        let mut all = [0; field::COUNT];
+        all[..field::ID].copy_from_slice(&codes(record, seq));
+        all[field::ID] = (self.heap.len() + record.id.len()) as u64;
+        (all, hex8_value(&record.id).map(u64::from))
+    }
+
+    pub fn push(&mut self, record: &Record) {
+        let (codes, hex) = self.codes_of(record);
+        merge(&mut self.ranges, &codes);
+        self.codes.push(codes);
+        self.heap.extend_from_slice(record.id.as_bytes());
+        match (&mut self.hex_ids, hex) {
+            (Some(values), Some(value)) => {
+                values.push(value);
+                self.hex_range = widen(self.hex_range, value);
+            }
+            (hex_ids, _) => *hex_ids = None,
+        }
+    }
+
+    /// The encoded page; the builder then starts the next page, after this one's records.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let count = self.codes.len();
+        let hex_range = self.hex_ids.as_ref().map(|_| self.hex_range);
+        let mut out = Vec::with_capacity(Self::encoded_len(
+            count,
+            &self.ranges,
+            hex_range,
+            self.heap.len(),
+        ));
+        // `fits` closes pages at PAGE_RECORDS_MAX, which the count byte holds.
+        out.push(count as u8);
+        out.push(if hex_range.is_some() {
+            ID_MODE_HEX
+        } else {
+            ID_MODE_HEAP
+        });
+        let mut frames = [(0, 0); field::COUNT];
+        for (field, frame_of) in frames.iter_mut().enumerate() {
+            let (min, max) = match hex_range {
+                Some(hex) if field == field::ID => hex,
+                _ => self.ranges[field],
+            };
+            *frame_of = frame(min, max);
+        }
+        for (base, width) in frames {
+            out.push((width | width_of(base) << 4) as u8);
+        }
+        for (base, _) in frames {
+            out.extend_from_slice(&base.to_le_bytes()[..width_of(base)]);
+        }
+        for (slot, codes) in self.codes.iter().enumerate() {
+            for (field, (base, width)) in frames.iter().enumerate() {
+                let code = match &self.hex_ids {
+                    Some(values) if field == field::ID => values[slot],
+                    _ => codes[field],
+                };
+                out.extend_from_slice(&(code - base).to_le_bytes()[..*width]);
+            }
+        }
+        if hex_range.is_none() {
+            out.extend_from_slice(&self.heap);
+        }
+        self.first_seq = self.first_seq.wrapping_add(count as u64);
+        self.codes.clear();
+        self.heap.clear();
+        match &mut self.hex_ids {
+            Some(values) => values.clear(),
+            None => self.hex_ids = Some(Vec::with_capacity(PAGE_RECORDS_MAX)),
+        }
+        self.ranges = [(u64::MAX, 0); field::COUNT];
+        self.hex_range = (u64::MAX, 0);
+        out
+    }
+}
+
+fn widen((min, max): (u64, u64), value: u64) -> (u64, u64) {
+    (min.min(value), max.max(value))
+}
+
+fn merge(ranges: &mut [(u64, u64); field::COUNT], codes: &[u64; field::COUNT]) {
+    for (range, &code) in ranges.iter_mut().zip(codes) {
+        *range = widen(*range, code);
+    }
+}
+
+/// Encodes `records`, the records of `first_seq ..`, as one page (see [`PageBuilder`]).
+pub fn encode_page(first_seq: u64, records: &[Record]) -> Vec<u8> {
+    let mut builder = PageBuilder::new(first_seq);
+    for record in records {
+        builder.push(record);
+    }
+    builder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::record::{SEQ_NONE, TIMESTAMP_NONE};
+    use proptest::prelude::*;
+
+    /// A pi-like record: the line after the one of `seq - 1`, its child, 775 bytes long.
+    fn pi_record(seq: u64) -> Record {
+        Record {
+            crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
+            parent_seq: seq.wrapping_sub(1),
+            jump_seq: seq / 2,
+            depth: seq as u32,
+            kind: Some(EntryKind::Message),
+            assistant: seq % 2 == 1,
+            timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
+            compaction_seq: 40,
+            model_seq: seq - seq % 2,
+            thinking_seq: 3,
+            message_span: Some((120, 775 - 120 - 1)),
+            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
+            ..Record::unlinked(1_000_000 + seq * 776, 775)
+        }
+    }
+
+    fn decoded(first_seq: u64, bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
+        PageView::new(first_seq, bytes)?.decode_all()
+    }
+
+    fn any_record() -> impl Strategy<Value = Record> {
+        let link = prop_oneof![Just(SEQ_NONE), 0u64..200, any::<u64>()];
+        let id = prop_oneof![
+            Just(String::new()),
+            "[0-9a-f]{8}",
+            "[0-9a-fA-F]{7,9}",
+            "\\PC{0,12}",
+        ];
+        (
+            (
+                any::<u64>(),
+                any::<u32>(),
+                any::<u32>(),
+                link.clone(),
+                link.clone(),
+            ),
+            (
+                any::<u32>(),
+                0u8..10,
+                any::<bool>(),
+                any::<bool>(),
+                any::<u8>(),
+            ),
+            (
+                prop_oneof![Just(TIMESTAMP_NONE), any::<i64>()],
+                link.clone(),
+                link.clone(),
+                link,
+            ),
+            (proptest::option::of((any::<u32>(), any::<u32>())), id),
+        )
+            .prop_map(
+                |(
+                    (offset_bytes, len_bytes, crc32, parent_seq, jump_seq),
+                    (depth, kind, assistant, side, opaque_code),
+                    (timestamp_ms, compaction_seq, model_seq, thinking_seq),
+                    (message_span, id),
+                )| Record {
+                    offset_bytes,
+                    len_bytes,
+                    crc32,
+                    parent_seq,
+                    jump_seq,
+                    depth,
+                    kind: EntryKind::from_code(kind),
+                    assistant,
+                    side,
+                    opaque_code,
+                    timestamp_ms,
+                    compaction_seq,
+                    model_seq,
+                    thinking_seq,
+                    message_span,
+                    id,
+                },
+            )
+    }
+
+    proptest! {
+        /// Any records, damaged ones included (forward links, spans outside the line), decode
+        /// to what was encoded, whole and field by field; the builder's size estimate is the
+        /// encoded size; and a page continued from its stored bytes encodes as if built at once.
+        #[test]
+        fn pages_round_trip(
+            first_seq in prop_oneof![0u64..1000, any::<u64>()],
+            records in proptest::collection::vec(any_record(), 1..=PAGE_RECORDS_MAX),
+            cut in 0usize..PAGE_RECORDS_MAX,
+        ) {
+            let mut builder = PageBuilder::new(first_seq);
+            for record in &records {
+                builder.push(record);
+            }
+            let estimate = PageBuilder::encoded_len(
+                builder.len(),
+                &builder.ranges,
+                builder.hex_ids.as_ref().map(|_| builder.hex_range),
+                builder.heap.len(),
+            );
+            let bytes = builder.finish();
+            prop_assert_eq!(bytes.len(), estimate);
+            prop_assert_eq!(builder.first_seq(), first_seq.wrapping_add(records.len() as u64));
+            prop_assert_eq!(&decoded(first_seq, &bytes).unwrap(), &records);
+            let page = PageView::new(first_seq, &bytes).unwrap();
+            for (slot, record) in records.iter().enumerate() {
+                let seq = first_seq.wrapping_add(slot as u64);
+                let stored = page.get(seq).unwrap();
+                prop_assert_eq!(stored.parent_seq(), record.parent_seq);
+                prop_assert_eq!(stored.depth(), record.depth);
+                let id = stored.id().unwrap();
+                prop_assert_eq!(id.as_str(), record.id.as_str());
+            }
+            prop_assert!(page.get(first_seq.wrapping_add(records.len() as u64)).is_none());
+
+            let cut = cut % records.len() + 1;
+            let head = encode_page(first_seq, &records[..cut]);
+            let mut continued =
+                PageBuilder::from_page(&PageView::new(first_seq, &head).unwrap()).unwrap();
+            for record in &records[cut..] {
+                continued.push(record);
+            }
+            prop_assert_eq!(continued.finish(), bytes);
+        }
+
+        /// Whatever bytes a page holds, reading it gives records or errors, never a panic.
+        #[test]
+        fn damaged_pages_do_not_panic(
+            records in proptest::collection::vec(any_record(), 1..8),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+            cut in any::<usize>(),
+        ) {
+            let mut bytes = encode_page(7, &records);
+            for (at, value) in flips {
+                let len = bytes.len();
+                bytes[at % len] = value;
+            }
+            bytes.truncate(bytes.len() - cut % 3);
+            if let Ok(page) = PageView::new(7, &bytes) {
+                let _ = page.decode_all();
+                for seq in 7..7 + page.len() as u64 {
+                    let record = page.get(seq).unwrap();
+                    let _ = (record.parent_seq(), record.depth(), record.id().map(|id| id.as_str().len()));
+                }
+            }
+        }
+    }
+
+    /// A page of 64 pi records takes what format-spec/index.md says it does: two bytes of head,
+    /// fourteen descriptors and the bases, then records of the fields' widths. Each stores its
+    /// offset (2 bytes), crc32 (4), jump pointer (1), depth (1), tags (1), timestamp (3), model
+    /// (1) and id (4), and nothing of its length, parent, compaction, thinking level or span,
+    /// which are alike across the page: 17 bytes instead of 80.
+    #[test]
+    fn pi_records_take_a_quarter_of_fixed_ones() {
+        let first_seq = 1000;
+        let records: Vec<Record> = (first_seq..first_seq + 64).map(pi_record).collect();
+        let bytes = encode_page(first_seq, &records);
+        assert_eq!(bytes[..2], [64, ID_MODE_HEX]);
+        let descriptors = &bytes[2..16];
+        let widths: Vec<u8> = descriptors.iter().map(|d| d & 0x0f).collect();
+        //               off len crc par jmp dep tag  ts cmp mod thk spo spt  id
+        assert_eq!(widths, [2, 0, 4, 0, 1, 1, 1, 3, 0, 1, 0, 0, 0, 4]);
+        let base_lens: usize = descriptors.iter().map(|d| usize::from(d >> 4)).sum();
+        // The offset's base (3 bytes) and those of the fields whose spread is narrower than
+        // their values: 3 + 2 + 2 + 2 + 2 + 6 + 1 + 2 + 1 + 1 + 1 + 1 + 4 = 28 at most.
+        assert!(base_lens <= 28, "{base_lens}");
+        assert_eq!(bytes.len(), 16 + base_lens + 64 * 17);
+        assert_eq!(decoded(first_seq, &bytes).unwrap(), records);
+    }
+
+    /// A record's fields are at the offsets the widths give, as `base + stored` little-endian.
+    #[test]
+    fn page_layout_is_the_specs() {
+        let mut first = Record::unlinked(1000, 5);
+        first.id = "root".into();
+        first.jump_seq = 10;
+        first.timestamp_ms = TIMESTAMP_NONE;
+        let mut second = Record::unlinked(1006, 7);
+        second.parent_seq = 10;
+        second.jump_seq = 10;
+        second.depth = 1;
+        second.kind = Some(EntryKind::Message);
+        second.assistant = true;
+        second.message_span = Some((2, 4));
+        second.id = "xy".into();
+        second.timestamp_ms = TIMESTAMP_NONE;
+        let bytes = encode_page(10, &[first, second]);
+        #[rustfmt::skip]
+        let expected: &[u8] = &[
+            2, ID_MODE_HEAP,
+            // descriptors: width | base length << 4; offset 1 byte from a base of 2 bytes,
+            // then len, parent, jump, depth, tags, span offset and tail and id 1 byte each
+            0x21, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x01,
+            0xe8, 0x03, // offset base 1000
+            // record 10: offset +0, len 5, parent code 10 + 1 (none), jump 0 back (itself),
+            // depth 0, tags 0, no span, id ends at 4
+            0, 5, 11, 0, 0, 0, 0, 0, 4,
+            // record 11: offset +6, len 7, parent and jump 1 back, depth 1, tags message (1)
+            // | assistant << 4, span offset 2 + 1, tail 7 - 2 - 4 = 1, id ends at 6
+            6, 7, 1, 1, 1, 0x11, 3, 1, 6,
+        ];
+        let mut expected = expected.to_vec();
+        expected.extend_from_slice(b"rootxy");
+        assert_eq!(bytes, expected);
+    }
+
+    /// Truncated or foreign bytes are decode errors, never panics.
+    #[test]
+    fn malformed_pages_are_errors() {
+        let records: Vec<Record> = (0..3).map(pi_record).collect();
+        let mut with_text_id = records.clone();
+        with_text_id[2].id = "ünïcode".into();
+        for page in [encode_page(0, &records), encode_page(0, &with_text_id)] {
+            for len in 0..page.len() {
+                assert!(
+                    PageView::new(0, &page[..len]).is_err(),
+                    "truncated to {len}"
+                );
+            }
+            let mut longer = page.clone();
+            longer.push(0);
+            assert!(PageView::new(0, &longer).is_err(), "a byte too many");
+        }
+        let bytes = encode_page(0, &with_text_id);
+        type Damage = fn(&mut Vec<u8>);
+        let errors: [(&str, Damage); 4] = [
+            ("no records", |page| page[0] = 0),
+            ("more records than it holds", |page| page[0] = 4),
+            ("id mode 2", |page| page[1] = 2),
+            ("a width of 9", |page| page[2] = 0x09),
+        ];
+        for (what, damage) in errors {
+            let mut page = bytes.clone();
+            damage(&mut page);
+            assert!(PageView::new(0, &page).is_err(), "{what}");
+        }
+        let mut bad_utf8 = bytes.clone();
+        let last = bad_utf8.len() - 1;
+        bad_utf8[last] = 0xff;
+        let page = PageView::new(0, &bad_utf8).expect("the layout is intact");
+        assert!(page.get(2).is_some_and(|record| record.id().is_err()));
+        assert!(page.decode_all().is_err());
+        assert!(page.get(3).is_none());
+    }
+
+    /// Codes that no record has are decode errors: an unknown kind, a depth or length past
+    /// 32 bits, an opaque code past a byte, a hex id past 32 bits.
+    #[test]
+    fn impossible_codes_are_errors() {
+        let mut codes = codes(&pi_record(5), 5);
+        assert!(record_from_codes(5, codes, String::new()).is_ok());
+        for (field, value) in [
+            (field::TAGS, 0x0e),
+            (field::TAGS, 1 << 14),
+            (field::DEPTH, 1 << 32),
+            (field::LEN, 1 << 32),
+            (field::CRC, 1 << 32),
+        ] {
+            let kept = codes[field];
+            codes[field] = value;
+            assert!(
+                record_from_codes(5, codes, String::new()).is_err(),
+                "{field}"
+            );
+            codes[field] = kept;
+        }
+        let mut page = encode_page(0, &[pi_record(1)]);
+        // A one-record page of hex ids stores the id as its base, with width 0: a base of
+        // 5 bytes names a value past 32 bits.
+        let id_descriptor = 2 + field::ID;
+        assert_eq!(page[id_descriptor], 0x40);
+        page[id_descriptor] = 0x50;
+        page.push(1);
+        let view = PageView::new(0, &page).expect("the layout is intact");
+        assert!(view.get(0).is_some_and(|record| record.id().is_err()));
+    }
+}
