@@ -55,6 +55,11 @@ fn line_parser_corpus() {
 }
 
 #[test]
+fn record_page_corpus() {
+    replay("record_page", checks::record_page);
+}
+
+#[test]
 fn open_log_corpus() {
     replay("open_log", checks::open_log);
 }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use treelog::format::json_scan;
 use treelog::format::line::{Line, OpaqueReason, classify, classify_with_serde};
+use treelog::format::page::{PageView, encode_page};
 use treelog::storage::{FileIdentity, LogStorage};
 use treelog::{Error, Session, SessionOptions, sidecar_path};
 
@@ -155,6 +156,42 @@ fn check_against_value(
             other => panic!("{text:?}: a JSON object of type {kind:?} is opaque for {other}"),
         },
         (_, other) => panic!("{text:?}: JSON object of type {kind:?} classified as {other:?}"),
+    }
+}
+
+// ---- record_page ----
+
+/// Input: the page's first seq (8 bytes, little-endian), then the bytes of a stored record
+/// page (format-spec/index.md §2). Whatever the bytes, reading the page gives records or
+/// errors, never a panic; and records that decode encode into a page that decodes to them
+/// again.
+pub fn record_page(data: &[u8]) {
+    let Some((first, bytes)) = data.split_first_chunk::<8>() else {
+        return;
+    };
+    let first_seq = u64::from_le_bytes(*first);
+    let Ok(page) = PageView::new(first_seq, bytes) else {
+        return;
+    };
+    for slot in 0..page.len() as u64 {
+        let record = page
+            .get(first_seq.wrapping_add(slot))
+            .expect("a slot below the count is in the page");
+        let _ = (record.parent_seq(), record.depth());
+        let _ = record.id().map(|id| id.as_str().len());
+    }
+    assert!(
+        page.get(first_seq.wrapping_add(page.len() as u64))
+            .is_none()
+    );
+    if let Ok(records) = page.decode_all() {
+        let again = encode_page(first_seq, &records);
+        let decoded = PageView::new(first_seq, &again).and_then(|page| page.decode_all());
+        assert_eq!(
+            decoded.as_ref(),
+            Ok(&records),
+            "a re-encoded page decodes differently"
+        );
     }
 }
 

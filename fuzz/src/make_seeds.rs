@@ -4,6 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use treelog::format::line::EntryKind;
+use treelog::format::page::encode_page;
+use treelog::format::record::{Record, SEQ_NONE, TIMESTAMP_NONE};
+
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out: PathBuf = std::env::args()
@@ -75,6 +79,53 @@ fn main() {
         b"redb",
     ));
     write_all(&out.join("open_log"), &open_seeds);
+
+    // record_page: first seq (u64 LE), then a page: pi-like records with hex ids, the same
+    // with text ids and an opaque record, a lone root, and a page of damaged links.
+    let pi_record = |seq: u64| Record {
+        offset_bytes: 200 + seq * 776,
+        len_bytes: 775,
+        crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
+        parent_seq: seq.wrapping_sub(1),
+        jump_seq: seq / 2,
+        depth: seq as u32,
+        kind: Some(EntryKind::Message),
+        assistant: seq % 2 == 1,
+        side: false,
+        opaque_code: 0,
+        timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
+        compaction_seq: SEQ_NONE,
+        model_seq: seq - seq % 2,
+        thinking_seq: 0,
+        message_span: Some((120, 654)),
+        id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
+    };
+    let hex: Vec<Record> = (1..40).map(pi_record).collect();
+    let mut text = hex.clone();
+    text[3].id = "entry-ünï".into();
+    text[7] = Record {
+        kind: None,
+        opaque_code: 4,
+        message_span: None,
+        timestamp_ms: TIMESTAMP_NONE,
+        id: String::new(),
+        ..text[7].clone()
+    };
+    let mut damaged = hex[..5].to_vec();
+    damaged[2].parent_seq = 900;
+    damaged[3].message_span = Some((800, 10));
+    let mut page_seeds = Vec::new();
+    for (first_seq, records) in [
+        (1, &hex[..]),
+        (1, &text[..]),
+        (1, &hex[..1]),
+        (1, &damaged[..]),
+    ] {
+        let mut seed = u64::to_le_bytes(first_seq).to_vec();
+        seed.extend_from_slice(&encode_page(first_seq, records));
+        page_seeds.push(seed);
+    }
+    write_all(&out.join("record_page"), &page_seeds);
 
     // operations: pseudo-random byte strings of a few lengths.
     let mut state = 0x1234_5678_9abc_def0u64;

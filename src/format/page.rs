@@ -317,7 +317,8 @@ impl<'a> PageView<'a> {
 
     /// The record of `seq`, or `None` outside the page.
     pub fn get(&self, seq: u64) -> Option<RecordRef<'_, 'a>> {
-        let slot = usize::try_from(seq.checked_sub(self.first_seq)?).ok()?;
+        // Seqs wrap like every code does, so a page near u64::MAX reads as it decodes.
+        let slot = usize::try_from(seq.wrapping_sub(self.first_seq)).ok()?;
         (slot < self.count).then_some(RecordRef {
             page: self,
             slot,
@@ -774,6 +775,22 @@ mod tests {
         assert!(base_lens <= 28, "{base_lens}");
         assert_eq!(bytes.len(), 16 + base_lens + 64 * 17);
         assert_eq!(decoded(first_seq, &bytes).unwrap(), records);
+    }
+
+    /// Regression (found by the `record_page` fuzzer): a page whose seqs wrap past u64::MAX
+    /// decoded all its records but could not look up the wrapped ones by seq.
+    #[test]
+    fn seqs_wrap_like_codes() {
+        let first_seq = u64::MAX - 1;
+        let records: Vec<Record> = (0..4).map(pi_record).collect();
+        let bytes = encode_page(first_seq, &records);
+        let page = PageView::new(first_seq, &bytes).unwrap();
+        for (slot, record) in records.iter().enumerate() {
+            let stored = page.get(first_seq.wrapping_add(slot as u64)).unwrap();
+            assert_eq!(&stored.decode().unwrap(), record);
+        }
+        assert!(page.get(2).is_none());
+        assert!(page.get(first_seq - 1).is_none());
     }
 
     /// A record's fields are at the offsets the widths give, as `base + stored` little-endian.
