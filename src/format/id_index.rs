@@ -7,12 +7,20 @@
 //! entries pay one per page touched, and a lookup is one range read plus a binary search.
 
 use super::record::DecodeError;
+use super::{read_le, width_of};
 
 /// Set in the key of an id that is not 8 lowercase hex digits (its key is then a hash).
 pub const ID_KEY_HASHED: u64 = 1 << 63;
-/// Entries in a full page: 4 + 254 * 16 = 4,068 bytes, one 4 KiB redb page with its overhead.
-pub const ID_PAGE_ENTRIES_MAX: usize = 254;
-const ENTRY_BYTES: usize = 16;
+/// Bytes of a full id page: one 4 KiB redb page with its overhead (key, value length and
+/// leaf header).
+pub const ID_PAGE_LEN_MAX: usize = 4068;
+/// At most this many entries share a page (a bound for decoding: the page length, not the
+/// count, closes pages; strictly increasing keys and distinct seqs take 2 bytes an entry at
+/// least).
+pub const ID_PAGE_ENTRIES_MAX: usize = 2048;
+/// Entries in a full page of pi's ids (6 to 7 bytes each) in a table of 100k to 1M of them:
+/// what a flush's new ids are counted as in pages, to decide a drain.
+pub const ID_PAGE_ENTRIES_TYPICAL: usize = 600;
 
 /// Marks a byte that is not a lowercase hex digit in [`HEX_NIBBLE`].
 const NOT_HEX: u8 = 0x80;
@@ -72,16 +80,90 @@ pub fn is_exact_key(key: u64) -> bool {
     key & ID_KEY_HASHED == 0
 }
 
-/// Encodes a page: `u32` count, then per entry `u64` key and `u64` seq, little-endian.
-/// `entries` are sorted by key, without repeats, and there are 1 to `ID_PAGE_ENTRIES_MAX`.
+/// Bytes before a page's entries: `count u16`, key width, seq width, first key, seq base.
+const ID_PAGE_HEAD_LEN: usize = 20;
+
+/// Bytes of a page of `count` entries whose keys span `key_spread` and seqs `seq_spread`.
+fn id_page_len(count: usize, key_spread: u64, seq_spread: u64) -> usize {
+    ID_PAGE_HEAD_LEN + count * (width_of(key_spread) + width_of(seq_spread))
+}
+
+/// Whether sorted entries, added one by one, still fit one page of at most `len_max` bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct IdPageFill {
+    count: usize,
+    first_key: u64,
+    last_key: u64,
+    seq_min: u64,
+    seq_max: u64,
+}
+
+impl IdPageFill {
+    pub fn new() -> IdPageFill {
+        IdPageFill {
+            count: 0,
+            first_key: 0,
+            last_key: 0,
+            seq_min: u64::MAX,
+            seq_max: 0,
+        }
+    }
+
+    /// Whether the page takes `(key, seq)` (a key above every key so far) within `len_max`
+    /// bytes; an empty page takes any entry.
+    pub fn fits(&self, (key, seq): (u64, u64), len_max: usize) -> bool {
+        self.count == 0
+            || (self.count < ID_PAGE_ENTRIES_MAX
+                && id_page_len(
+                    self.count + 1,
+                    key - self.first_key,
+                    self.seq_max.max(seq) - self.seq_min.min(seq),
+                ) <= len_max)
+    }
+
+    pub fn push(&mut self, (key, seq): (u64, u64)) {
+        if self.count == 0 {
+            self.first_key = key;
+        }
+        self.count += 1;
+        self.last_key = key;
+        self.seq_min = self.seq_min.min(seq);
+        self.seq_max = self.seq_max.max(seq);
+    }
+}
+
+impl Default for IdPageFill {
+    fn default() -> Self {
+        IdPageFill::new()
+    }
+}
+
+/// Encodes a page (format-spec/index.md §2, "Id page"): a header with the count, the widths
+/// and the bases, then each entry as its key's distance from the first key and its seq's
+/// from the smallest seq, in the fewest bytes the page needs. `entries` are sorted by key,
+/// without repeats, and there are 1 to `ID_PAGE_ENTRIES_MAX`.
 pub fn encode_id_page(entries: &[(u64, u64)]) -> Vec<u8> {
     debug_assert!(!entries.is_empty() && entries.len() <= ID_PAGE_ENTRIES_MAX);
     debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
-    let mut out = Vec::with_capacity(4 + entries.len() * ENTRY_BYTES);
-    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    let first_key = entries.first().map_or(0, |entry| entry.0);
+    let last_key = entries.last().map_or(0, |entry| entry.0);
+    let seq_min = entries.iter().map(|entry| entry.1).min().unwrap_or(0);
+    let seq_max = entries.iter().map(|entry| entry.1).max().unwrap_or(0);
+    let key_width = width_of(last_key - first_key);
+    let seq_width = width_of(seq_max - seq_min);
+    let mut out = Vec::with_capacity(id_page_len(
+        entries.len(),
+        last_key - first_key,
+        seq_max - seq_min,
+    ));
+    // ID_PAGE_ENTRIES_MAX fits the u16 count.
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&[key_width as u8, seq_width as u8]);
+    out.extend_from_slice(&first_key.to_le_bytes());
+    out.extend_from_slice(&seq_min.to_le_bytes());
     for (key, seq) in entries {
-        out.extend_from_slice(&key.to_le_bytes());
-        out.extend_from_slice(&seq.to_le_bytes());
+        out.extend_from_slice(&(key - first_key).to_le_bytes()[..key_width]);
+        out.extend_from_slice(&(seq - seq_min).to_le_bytes()[..seq_width]);
     }
     out
 }
@@ -90,6 +172,11 @@ pub fn encode_id_page(entries: &[(u64, u64)]) -> Vec<u8> {
 #[derive(Clone, Copy, Debug)]
 pub struct IdPageView<'a> {
     entries: &'a [u8],
+    count: usize,
+    key_width: usize,
+    seq_width: usize,
+    first_key: u64,
+    seq_base: u64,
 }
 
 impl<'a> IdPageView<'a> {
@@ -97,21 +184,33 @@ impl<'a> IdPageView<'a> {
     /// order (a lookup binary-searches it, which is only right on sorted keys).
     pub fn new(bytes: &'a [u8]) -> Result<IdPageView<'a>, DecodeError> {
         let bad = |what: &str| DecodeError(format!("id page: {what}"));
-        let (count, entries) = bytes
-            .split_first_chunk::<4>()
-            .ok_or_else(|| bad("shorter than its count"))?;
-        let count = u32::from_le_bytes(*count) as usize;
+        let (head, entries) = bytes
+            .split_first_chunk::<ID_PAGE_HEAD_LEN>()
+            .ok_or_else(|| bad("shorter than its header"))?;
+        let count = usize::from(u16::from_le_bytes([head[0], head[1]]));
+        let (key_width, seq_width) = (usize::from(head[2]), usize::from(head[3]));
         if count == 0 || count > ID_PAGE_ENTRIES_MAX {
             return Err(bad(&format!("holds {count} entries")));
         }
-        if entries.len() != count * ENTRY_BYTES {
+        if key_width > 8 || seq_width > 8 {
+            return Err(bad(&format!("widths {key_width} and {seq_width}")));
+        }
+        if entries.len() != count * (key_width + seq_width) {
             return Err(bad(&format!("{} bytes for {count} entries", entries.len())));
         }
+        let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+        let view = IdPageView {
+            entries,
+            count,
+            key_width,
+            seq_width,
+            first_key: word(4),
+            seq_base: word(12),
+        };
         // Every lookup checks its page: without a branch per entry, so the loop stays a few
-        // cycles per key.
-        let mut keys = entries
-            .chunks_exact(ENTRY_BYTES)
-            .map(|entry| u64::from_le_bytes(entry[..8].try_into().expect("entries are 16 bytes")));
+        // cycles per key. Keys are the first key plus a distance: one that wraps past u64::MAX
+        // breaks the order, so it is refused too.
+        let mut keys = (0..count).map(|index| view.key(index));
         let first = keys.next().expect("count is at least 1");
         let (_, in_order) = keys.fold((first, true), |(before, in_order), key| {
             (key, in_order & (before < key))
@@ -119,26 +218,30 @@ impl<'a> IdPageView<'a> {
         if !in_order {
             return Err(bad("keys out of order"));
         }
-        Ok(IdPageView { entries })
+        Ok(view)
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len() / ENTRY_BYTES
+        self.count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.count == 0
     }
 
-    fn field(&self, index: usize, at: usize) -> u64 {
-        let start = index * ENTRY_BYTES + at;
-        let mut bytes = [0; 8];
-        bytes.copy_from_slice(&self.entries[start..start + 8]);
-        u64::from_le_bytes(bytes)
+    /// The stored distance at `at` of `width` bytes.
+    fn field(&self, at: usize, width: usize) -> u64 {
+        read_le(&self.entries[at..at + width])
     }
 
     fn key(&self, index: usize) -> u64 {
-        self.field(index, 0)
+        let at = index * (self.key_width + self.seq_width);
+        self.first_key.wrapping_add(self.field(at, self.key_width))
+    }
+
+    fn seq(&self, index: usize) -> u64 {
+        let at = index * (self.key_width + self.seq_width) + self.key_width;
+        self.seq_base.wrapping_add(self.field(at, self.seq_width))
     }
 
     /// The smallest key: the page's key in its table.
@@ -164,7 +267,7 @@ impl<'a> IdPageView<'a> {
     /// The seq filed under `key` in this page.
     pub fn get(&self, key: u64) -> Option<u64> {
         let index = self.first_at_or_after(key);
-        (index < self.len() && self.key(index) == key).then(|| self.field(index, 8))
+        (index < self.len() && self.key(index) == key).then(|| self.seq(index))
     }
 
     /// Whether the page files any key in `keys`.
@@ -175,7 +278,7 @@ impl<'a> IdPageView<'a> {
 
     /// The entries in key order.
     pub fn entries(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        (0..self.len()).map(|index| (self.key(index), self.field(index, 8)))
+        (0..self.len()).map(|index| (self.key(index), self.seq(index)))
     }
 }
 
@@ -230,16 +333,41 @@ pub fn merge_sorted_runs(runs: &[Vec<(u64, u64)>]) -> impl Iterator<Item = (u64,
     })
 }
 
-/// How sorted entries are cut into pages: full pages when written in order (a rebuild), and
-/// pages three quarters full when a page overflows (random inserts then split it rarely).
+/// How sorted entries are cut into pages: full pages when written in order (a rebuild, a
+/// drain), and, when a merged page overflows, pages at most three quarters full (random
+/// inserts then split it rarely). Pages are cut greedily, by their encoded length.
 pub fn page_chunks(entries: &[(u64, u64)], in_order: bool) -> impl Iterator<Item = &[(u64, u64)]> {
-    let per_page = if in_order || entries.len() <= ID_PAGE_ENTRIES_MAX {
-        ID_PAGE_ENTRIES_MAX
-    } else {
-        let pages = entries.len().div_ceil(ID_PAGE_ENTRIES_MAX * 3 / 4);
-        entries.len().div_ceil(pages)
+    let fits_one = {
+        let mut fill = IdPageFill::new();
+        entries.iter().all(|entry| {
+            let fits = fill.fits(*entry, ID_PAGE_LEN_MAX);
+            fill.push(*entry);
+            fits
+        })
     };
-    entries.chunks(per_page)
+    let len_max = if in_order || fits_one {
+        ID_PAGE_LEN_MAX
+    } else {
+        ID_PAGE_LEN_MAX * 3 / 4
+    };
+    let mut rest = entries;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut fill = IdPageFill::new();
+        let len = rest
+            .iter()
+            .take_while(|entry| {
+                let fits = fill.fits(**entry, len_max);
+                fill.push(**entry);
+                fits
+            })
+            .count();
+        let (page, after) = rest.split_at(len);
+        rest = after;
+        Some(page)
+    })
 }
 
 #[cfg(test)]
@@ -296,11 +424,14 @@ pub(crate) mod tests {
     /// A page round-trips; lookups find every key and nothing else.
     #[test]
     fn page_round_trip() {
-        let entries: Vec<(u64, u64)> = (0..ID_PAGE_ENTRIES_MAX as u64)
-            .map(|n| (n * 7 + 3, n * 1000))
-            .collect();
+        let entries: Vec<(u64, u64)> = (0..600u64).map(|n| (n * 7 + 3, n * 1000)).collect();
         let bytes = encode_id_page(&entries);
-        assert_eq!(bytes.len(), 4068);
+        // Keys span 4,193 (2 bytes), seqs 599,000 (3 bytes).
+        assert_eq!(bytes.len(), 20 + 600 * 5);
+        assert_eq!(&bytes[..4], &[88, 2, 2, 3]);
+        assert_eq!(&bytes[4..12], &3u64.to_le_bytes());
+        assert_eq!(&bytes[12..20], &0u64.to_le_bytes());
+        assert_eq!(&bytes[20 + 5..20 + 10], &[7, 0, 0xe8, 0x03, 0]);
         let view = IdPageView::new(&bytes).expect("valid page");
         assert_eq!(view.entries().collect::<Vec<_>>(), entries);
         assert_eq!(view.first_key(), 3);
@@ -309,6 +440,14 @@ pub(crate) mod tests {
             assert_eq!(view.get(key + 1), None);
         }
         assert_eq!(view.get(0), None);
+        let one = encode_id_page(&[(u64::MAX, u64::MAX)]);
+        assert_eq!(
+            one.len(),
+            20,
+            "a single entry takes no bytes past the header"
+        );
+        let view = IdPageView::new(&one).expect("valid page");
+        assert_eq!(view.get(u64::MAX), Some(u64::MAX));
     }
 
     /// Damaged pages are refused with a reason, never read (and never panic).
@@ -316,21 +455,30 @@ pub(crate) mod tests {
     fn malformed_pages_are_refused() {
         let good = encode_id_page(&[(1, 10), (2, 20)]);
         let mut unsorted = good.clone();
-        unsorted[4..12].copy_from_slice(&5u64.to_le_bytes());
+        unsorted[20] = 5;
+        let mut wrapping = good.clone();
+        wrapping[4..12].copy_from_slice(&u64::MAX.to_le_bytes());
         let mut too_many = good.clone();
-        too_many[..4].copy_from_slice(&3u32.to_le_bytes());
+        too_many[..2].copy_from_slice(&3u16.to_le_bytes());
         let mut huge = good.clone();
-        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
-        let cases: [(&str, &[u8]); 6] = [
+        huge[..2].copy_from_slice(&u16::MAX.to_le_bytes());
+        let mut wide = good.clone();
+        wide[2] = 9;
+        let cases: [(&str, &[u8]); 8] = [
             ("empty", &[]),
-            ("count only", &0u32.to_le_bytes()),
+            ("header only, no entries", &good[..20]),
             ("short", &good[..good.len() - 1]),
             ("unsorted", &unsorted),
+            ("a key past u64::MAX", &wrapping),
             ("count past the bytes", &too_many),
             ("count past the maximum", &huge),
+            ("a width of 9", &wide),
         ];
         for (what, bytes) in cases {
             assert!(IdPageView::new(bytes).is_err(), "{what}");
+        }
+        for len in 0..good.len() {
+            assert!(IdPageView::new(&good[..len]).is_err(), "truncated to {len}");
         }
     }
 
@@ -381,16 +529,54 @@ pub(crate) mod tests {
         }
     }
 
-    /// In-order writes fill pages; an overflowing page splits into pages 3/4 full at most.
+    /// In-order writes fill pages to their byte limit; an overflowing page splits into pages
+    /// three quarters full at most; whatever fits one page stays one page.
     #[test]
     fn chunks_fit_pages() {
-        let entries: Vec<(u64, u64)> = (0..600).map(|n| (n, n)).collect();
+        // Keys 1 apart and seqs equal to them: 2 + 2 bytes an entry past 256 entries.
+        let entries: Vec<(u64, u64)> = (0..3000).map(|n| (n, n)).collect();
         let full: Vec<usize> = page_chunks(&entries, true).map(<[_]>::len).collect();
-        assert_eq!(full, vec![254, 254, 92]);
-        let split: Vec<usize> = page_chunks(&entries[..255], false)
+        assert_eq!(full, vec![1012, 1012, 976]);
+        assert_eq!(20 + 1012 * 4, ID_PAGE_LEN_MAX);
+        let split: Vec<usize> = page_chunks(&entries[..1013], false)
             .map(<[_]>::len)
             .collect();
-        assert_eq!(split, vec![128, 127]);
-        assert!(page_chunks(&entries, false).all(|chunk| chunk.len() <= 254 * 3 / 4 + 1));
+        assert_eq!(split, vec![757, 256]);
+        assert_eq!(
+            page_chunks(&entries[..1012], false).count(),
+            1,
+            "a full page stays whole"
+        );
+        for chunk in page_chunks(&entries, false) {
+            assert!(encode_id_page(chunk).len() <= ID_PAGE_LEN_MAX * 3 / 4);
+        }
+    }
+
+    proptest::proptest! {
+        /// However keys and seqs spread, pages are cut at their byte limit: each fits, and
+        /// each in-order page but the last would not take the next entry.
+        #[test]
+        fn chunks_are_cut_by_length(
+            keys in proptest::collection::btree_set(proptest::prelude::any::<u64>(), 1..3000),
+            seq_bits in 1u32..64,
+        ) {
+            let entries: Vec<(u64, u64)> = keys
+                .iter()
+                .map(|key| (*key, key.rotate_left(17) >> (64 - seq_bits)))
+                .collect();
+            let pages: Vec<&[(u64, u64)]> = page_chunks(&entries, true).collect();
+            proptest::prop_assert_eq!(pages.concat(), entries.clone());
+            for (index, page) in pages.iter().enumerate() {
+                let bytes = encode_id_page(page);
+                proptest::prop_assert!(bytes.len() <= ID_PAGE_LEN_MAX);
+                let view = IdPageView::new(&bytes).expect("valid page");
+                proptest::prop_assert_eq!(view.entries().collect::<Vec<_>>(), page.to_vec());
+                if let Some(next) = pages.get(index + 1) {
+                    let mut longer = page.to_vec();
+                    longer.push(next[0]);
+                    proptest::prop_assert!(encode_id_page(&longer).len() > ID_PAGE_LEN_MAX);
+                }
+            }
+        }
     }
 }

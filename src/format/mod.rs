@@ -13,6 +13,19 @@ pub mod write;
 /// The session format version treelog writes (pi's `CURRENT_SESSION_VERSION`).
 pub const CURRENT_VERSION: u32 = 3;
 
+/// Bytes needed to hold `value` in little-endian (0 for 0): the width of a frame-of-reference
+/// field.
+pub(crate) fn width_of(value: u64) -> usize {
+    (64 - value.leading_zeros() as usize).div_ceil(8)
+}
+
+/// Little-endian value of up to 8 bytes.
+pub(crate) fn read_le(bytes: &[u8]) -> u64 {
+    let mut out = [0; 8];
+    out[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(out)
+}
+
 /// `bytes` as text if they are UTF-8. SIMD validation: std's validator leaves its fast ASCII
 /// path at every non-ASCII character, which transcripts hold every few dozen bytes
 /// (`examples/parse_timing`, line by line on a generated transcript: 2.9 GB/s, this 5.2).

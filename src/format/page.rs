@@ -12,6 +12,7 @@
 use super::id_index::hex8_value;
 use super::line::EntryKind;
 use super::record::{DecodeError, Record};
+use super::{read_le, width_of};
 
 /// At most this many records share a page.
 pub const PAGE_RECORDS_MAX: usize = 255;
@@ -136,11 +137,6 @@ fn record_from_codes(seq: u64, codes: [u64; field::ID], id: String) -> Result<Re
     })
 }
 
-/// Bytes needed to hold `value` (0 for 0).
-fn width_of(value: u64) -> usize {
-    (64 - value.leading_zeros() as usize).div_ceil(8)
-}
-
 /// The base and width a page stores a field in, given the smallest and largest code: the
 /// smallest as base when that narrows the field, else 0 (which saves storing a base).
 fn frame(min: u64, max: u64) -> (u64, usize) {
@@ -151,13 +147,6 @@ fn frame(min: u64, max: u64) -> (u64, usize) {
     } else {
         (0, spread)
     }
-}
-
-/// Little-endian value of up to 8 bytes.
-fn read_le(bytes: &[u8]) -> u64 {
-    let mut out = [0; 8];
-    out[..bytes.len()].copy_from_slice(bytes);
-    u64::from_le_bytes(out)
 }
 
 /// Where a field is in each record of a page, and what its stored bytes are added to.

@@ -9,7 +9,8 @@ use std::ops::Bound;
 use redb::{ReadableTable, Table, TableDefinition, WriteTransaction};
 
 use crate::format::id_index::{
-    ID_PAGE_ENTRIES_MAX, IdPageView, encode_id_page, merge_entries, page_chunks,
+    ID_PAGE_ENTRIES_TYPICAL, ID_PAGE_LEN_MAX, IdPageFill, IdPageView, encode_id_page,
+    merge_entries, page_chunks,
 };
 
 pub(crate) type IdPages<'name> = TableDefinition<'name, u64, &'static [u8]>;
@@ -146,7 +147,7 @@ pub(crate) fn merge_into(
 /// Whether a flush of `new_count` ids should drain `ids-recent` (of `recent_pages` pages)
 /// into `ids` (of `ids_pages`) instead of merging them into it: counting them as full pages.
 pub(crate) fn drain_due(recent_pages: u64, new_count: usize, ids_pages: u64) -> bool {
-    let recent_pages = recent_pages + new_count.div_ceil(ID_PAGE_ENTRIES_MAX) as u64;
+    let recent_pages = recent_pages + new_count.div_ceil(ID_PAGE_ENTRIES_TYPICAL) as u64;
     #[cfg(test)]
     if let Some(pages_min) = tests::recent_pages_min() {
         return recent_pages > pages_min;
@@ -248,12 +249,14 @@ fn table_entries(
 /// Appends entries, in increasing key order and above every key in the table, as full pages.
 pub(crate) struct InOrderWriter {
     pending: Vec<(u64, u64)>,
+    fill: IdPageFill,
 }
 
 impl InOrderWriter {
     pub fn new() -> InOrderWriter {
         InOrderWriter {
-            pending: Vec::with_capacity(ID_PAGE_ENTRIES_MAX),
+            pending: Vec::with_capacity(ID_PAGE_ENTRIES_TYPICAL),
+            fill: IdPageFill::new(),
         }
     }
 
@@ -266,10 +269,11 @@ impl InOrderWriter {
             self.pending.last().is_none_or(|last| last.0 < entry.0),
             "entries come in increasing key order"
         );
-        self.pending.push(entry);
-        if self.pending.len() == ID_PAGE_ENTRIES_MAX {
+        if !self.fill.fits(entry, ID_PAGE_LEN_MAX) {
             self.write(table)?;
         }
+        self.pending.push(entry);
+        self.fill.push(entry);
         Ok(())
     }
 
@@ -283,6 +287,7 @@ impl InOrderWriter {
                 .insert(first.0, encode_id_page(&self.pending).as_slice())
                 .map_err(|e| e.to_string())?;
             self.pending.clear();
+            self.fill = IdPageFill::new();
         }
         Ok(())
     }
@@ -357,7 +362,7 @@ pub(crate) mod tests {
             for item in table.iter().expect("iter") {
                 let (page_key, page) = item.expect("page");
                 let view = decode(page_key.value(), page.value()).expect("valid page");
-                prop_assert!(view.len() <= ID_PAGE_ENTRIES_MAX);
+                prop_assert!(page.value().len() <= ID_PAGE_LEN_MAX);
                 stored.extend(view.entries());
             }
             prop_assert_eq!(stored, model.into_iter().collect::<Vec<_>>());
@@ -388,11 +393,22 @@ pub(crate) mod tests {
                         drain(&txn, &entries, seq_base, seq_base).expect("drain");
                         let recent = txn.open_table(IDS_RECENT).expect("table");
                         prop_assert_eq!(redb::ReadableTableMetadata::len(&recent).expect("len"), 0);
-                        // A drain writes full pages.
+                        // A drain writes full pages: each but the last would not take the
+                        // first entry of the next one.
                         let ids = txn.open_table(IDS).expect("table");
-                        let pages = redb::ReadableTableMetadata::len(&ids).expect("len") as usize;
-                        let stored = table_entries(&ids, u64::MAX).expect("entries").len();
-                        prop_assert_eq!(pages, stored.div_ceil(ID_PAGE_ENTRIES_MAX));
+                        let pages: Vec<Vec<(u64, u64)>> = ids
+                            .iter()
+                            .expect("iter")
+                            .map(|item| {
+                                let (key, page) = item.expect("page");
+                                decode(key.value(), page.value()).expect("valid page").entries().collect()
+                            })
+                            .collect();
+                        for pair in pages.windows(2) {
+                            let mut fill = IdPageFill::new();
+                            pair[0].iter().for_each(|entry| fill.push(*entry));
+                            prop_assert!(!fill.fits(pair[1][0], ID_PAGE_LEN_MAX));
+                        }
                     } else {
                         let mut recent = txn.open_table(IDS_RECENT).expect("table");
                         merge_into(&mut recent, &entries, seq_base).expect("merge");
@@ -468,7 +484,7 @@ pub(crate) mod tests {
     fn drain_due_at_an_eighth() {
         assert!(!drain_due(RECENT_PAGES_MIN, 0, 0));
         assert!(drain_due(RECENT_PAGES_MIN, 1, 0));
-        assert!(!drain_due(999, ID_PAGE_ENTRIES_MAX, 8_000));
-        assert!(drain_due(999, ID_PAGE_ENTRIES_MAX + 1, 8_000));
+        assert!(!drain_due(999, ID_PAGE_ENTRIES_TYPICAL, 8_000));
+        assert!(drain_due(999, ID_PAGE_ENTRIES_TYPICAL + 1, 8_000));
     }
 }
