@@ -55,8 +55,8 @@ fn line_parser_corpus() {
 }
 
 #[test]
-fn record_page_corpus() {
-    replay("record_page", checks::record_page);
+fn index_pages_corpus() {
+    replay("index_pages", checks::index_pages);
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use treelog::format::id_index::{IdPageView, encode_id_page};
 use treelog::format::json_scan;
 use treelog::format::line::{Line, OpaqueReason, classify, classify_with_serde};
 use treelog::format::page::{PageView, encode_page};
@@ -159,39 +160,51 @@ fn check_against_value(
     }
 }
 
-// ---- record_page ----
+// ---- index_pages ----
 
-/// Input: the page's first seq (8 bytes, little-endian), then the bytes of a stored record
-/// page (format-spec/index.md §2). Whatever the bytes, reading the page gives records or
-/// errors, never a panic; and records that decode encode into a page that decodes to them
-/// again.
-pub fn record_page(data: &[u8]) {
+/// Input: a first seq (8 bytes, little-endian), then bytes read as a stored record page and as
+/// a stored id page (format-spec/index.md §2). Whatever the bytes, reading either gives
+/// records, entries or errors, never a panic; records that decode re-encode to a page that
+/// decodes to them again, and so do id entries.
+pub fn index_pages(data: &[u8]) {
     let Some((first, bytes)) = data.split_first_chunk::<8>() else {
         return;
     };
     let first_seq = u64::from_le_bytes(*first);
-    let Ok(page) = PageView::new(first_seq, bytes) else {
-        return;
-    };
-    for slot in 0..page.len() as u64 {
-        let record = page
-            .get(first_seq.wrapping_add(slot))
-            .expect("a slot below the count is in the page");
-        let _ = (record.parent_seq(), record.depth());
-        let _ = record.id().map(|id| id.as_str().len());
-    }
-    assert!(
-        page.get(first_seq.wrapping_add(page.len() as u64))
-            .is_none()
-    );
-    if let Ok(records) = page.decode_all() {
-        let again = encode_page(first_seq, &records);
-        let decoded = PageView::new(first_seq, &again).and_then(|page| page.decode_all());
-        assert_eq!(
-            decoded.as_ref(),
-            Ok(&records),
-            "a re-encoded page decodes differently"
+    if let Ok(page) = PageView::new(first_seq, bytes) {
+        for slot in 0..page.len() as u64 {
+            let record = page
+                .get(first_seq.wrapping_add(slot))
+                .expect("a slot below the count is in the page");
+            let _ = (record.parent_seq(), record.depth());
+            let _ = record.id().map(|id| id.as_str().len());
+        }
+        assert!(
+            page.get(first_seq.wrapping_add(page.len() as u64))
+                .is_none()
         );
+        if let Ok(records) = page.decode_all() {
+            let again = encode_page(first_seq, &records);
+            let decoded = PageView::new(first_seq, &again).and_then(|page| page.decode_all());
+            assert_eq!(
+                decoded.as_ref(),
+                Ok(&records),
+                "a re-encoded page decodes differently"
+            );
+        }
+    }
+    if let Ok(page) = IdPageView::new(bytes) {
+        let entries: Vec<(u64, u64)> = page.entries().collect();
+        for (key, seq) in &entries {
+            assert_eq!(page.get(*key), Some(*seq), "a stored key is found");
+            assert!(page.holds_key_in(*key..=*key));
+        }
+        let again = encode_id_page(&entries);
+        let decoded: Vec<(u64, u64)> = IdPageView::new(&again)
+            .expect("an encoded id page decodes")
+            .entries()
+            .collect();
+        assert_eq!(decoded, entries, "a re-encoded id page decodes differently");
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use treelog::format::id_index::encode_id_page;
 use treelog::format::line::EntryKind;
 use treelog::format::page::encode_page;
 use treelog::format::record::{Record, SEQ_NONE, TIMESTAMP_NONE};
@@ -80,8 +81,8 @@ fn main() {
     ));
     write_all(&out.join("open_log"), &open_seeds);
 
-    // record_page: first seq (u64 LE), then a page: pi-like records with hex ids, the same
-    // with text ids and an opaque record, a lone root, and a page of damaged links.
+    // index_pages: first seq (u64 LE), then a page: pi-like records with hex ids, the same
+    // with text ids and an opaque record, a lone root, a page of damaged links; then id pages.
     let pi_record = |seq: u64| Record {
         offset_bytes: 200 + seq * 776,
         len_bytes: 775,
@@ -125,7 +126,18 @@ fn main() {
         seed.extend_from_slice(&encode_page(first_seq, records));
         page_seeds.push(seed);
     }
-    write_all(&out.join("record_page"), &page_seeds);
+    for entries in [
+        vec![(7u64, 3u64)],
+        (0..300u64)
+            .map(|n| (n * 4_295 + 11, n * 37 % 1_000))
+            .collect(),
+        (0..40u64).map(|n| ((1 << 63) | n << 40, n)).collect(),
+    ] {
+        let mut seed = 0u64.to_le_bytes().to_vec();
+        seed.extend_from_slice(&encode_id_page(&entries));
+        page_seeds.push(seed);
+    }
+    write_all(&out.join("index_pages"), &page_seeds);
 
     // operations: pseudo-random byte strings of a few lengths.
     let mut state = 0x1234_5678_9abc_def0u64;

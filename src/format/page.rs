@@ -766,7 +766,7 @@ mod tests {
         assert_eq!(decoded(first_seq, &bytes).unwrap(), records);
     }
 
-    /// Regression (found by the `record_page` fuzzer): a page whose seqs wrap past u64::MAX
+    /// Regression (found by the `index_pages` fuzzer): a page whose seqs wrap past u64::MAX
     /// decoded all its records but could not look up the wrapped ones by seq.
     #[test]
     fn seqs_wrap_like_codes() {
