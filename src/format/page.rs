@@ -465,11 +465,9 @@ impl PageBuilder {
         len + if hex_range.is_some() { 0 } else { heap_len }
     }
 
-    /// Whether `record` still fits (an empty page takes any record).
-    pub fn fits(&self, record: &Record) -> bool {
-        if self.codes.is_empty() {
-            return true;
-        }
+    /// Adds `record` if the page still takes it within [`PAGE_LEN_MAX`] and
+    /// [`PAGE_RECORDS_MAX`] (an empty page takes any record); returns whether it did.
+    pub fn try_push(&mut self, record: &Record) -> bool {
         if self.codes.len() >= PAGE_RECORDS_MAX {
             return false;
         }
@@ -480,13 +478,45 @@ impl PageBuilder {
             (Some(_), Some(value)) => Some(widen(self.hex_range, value)),
             _ => None,
         };
-        let len = Self::encoded_len(
-            self.codes.len() + 1,
-            &ranges,
-            hex_range,
-            self.heap.len() + record.id.len(),
-        );
-        len <= PAGE_LEN_MAX
+        if !self.codes.is_empty()
+            && Self::encoded_len(
+                self.codes.len() + 1,
+                &ranges,
+                hex_range,
+                self.heap.len() + record.id.len(),
+            ) > PAGE_LEN_MAX
+        {
+            return false;
+        }
+        self.add(record, codes, ranges, hex);
+        true
+    }
+
+    /// Adds `record` whatever the page's length.
+    pub fn push(&mut self, record: &Record) {
+        let (codes, hex) = self.codes_of(record);
+        let mut ranges = self.ranges;
+        merge(&mut ranges, &codes);
+        self.add(record, codes, ranges, hex);
+    }
+
+    fn add(
+        &mut self,
+        record: &Record,
+        codes: [u64; field::COUNT],
+        ranges: [(u64, u64); field::COUNT],
+        hex: Option<u64>,
+    ) {
+        self.ranges = ranges;
+        self.codes.push(codes);
+        self.heap.extend_from_slice(record.id.as_bytes());
+        match (&mut self.hex_ids, hex) {
+            (Some(values), Some(value)) => {
+                values.push(value);
+                self.hex_range = widen(self.hex_range, value);
+            }
+            (hex_ids, _) => *hex_ids = None,
+        }
     }
 
     /// The codes `record` would have as the next record, and its id as a number if it is 8
@@ -497,20 +527,6 @@ impl PageBuilder {
         all[..field::ID].copy_from_slice(&codes(record, seq));
         all[field::ID] = (self.heap.len() + record.id.len()) as u64;
         (all, hex8_value(&record.id).map(u64::from))
-    }
-
-    pub fn push(&mut self, record: &Record) {
-        let (codes, hex) = self.codes_of(record);
-        merge(&mut self.ranges, &codes);
-        self.codes.push(codes);
-        self.heap.extend_from_slice(record.id.as_bytes());
-        match (&mut self.hex_ids, hex) {
-            (Some(values), Some(value)) => {
-                values.push(value);
-                self.hex_range = widen(self.hex_range, value);
-            }
-            (hex_ids, _) => *hex_ids = None,
-        }
     }
 
     /// The encoded page; the builder then starts the next page, after this one's records.
@@ -611,6 +627,10 @@ mod tests {
             id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
             ..Record::unlinked(1_000_000 + seq * 776, 775)
         }
+    }
+
+    fn decoded_page(first_seq: u64, bytes: &[u8]) -> Vec<Record> {
+        decoded(first_seq, bytes).expect("an encoded page decodes")
     }
 
     fn decoded(first_seq: u64, bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
@@ -718,6 +738,49 @@ mod tests {
                 continued.push(record);
             }
             prop_assert_eq!(continued.finish(), bytes);
+        }
+
+        /// A builder fed by `try_push` cuts pages within PAGE_LEN_MAX bytes (a lone record
+        /// excepted) and PAGE_RECORDS_MAX records, each but the last refusing the record that
+        /// starts the next, and the pages hold the records in order.
+        #[test]
+        fn pages_are_cut_at_their_length(
+            records in proptest::collection::vec(
+                (any_record(), "\\PC{0,600}").prop_map(|(record, long_id)| Record {
+                    id: if long_id.len() % 3 == 0 { long_id } else { record.id.clone() },
+                    ..record
+                }),
+                1..400,
+            ),
+        ) {
+            let mut builder = PageBuilder::new(5);
+            let mut pages = Vec::new();
+            for record in &records {
+                if !builder.try_push(record) {
+                    let first = builder.first_seq();
+                    pages.push((first, builder.finish()));
+                    builder.push(record);
+                }
+            }
+            let first = builder.first_seq();
+            pages.push((first, builder.finish()));
+            let mut decoded = Vec::new();
+            for (index, (first, bytes)) in pages.iter().enumerate() {
+                let page = decoded_page(*first, bytes);
+                prop_assert!(bytes.len() <= PAGE_LEN_MAX || page.len() == 1);
+                prop_assert!(page.len() <= PAGE_RECORDS_MAX);
+                if let Some((next_first, _)) = pages.get(index + 1) {
+                    prop_assert_eq!(first + page.len() as u64, *next_first);
+                    let mut longer = page.clone();
+                    longer.push(records[(next_first - 5) as usize].clone());
+                    prop_assert!(
+                        longer.len() > PAGE_RECORDS_MAX
+                            || encode_page(*first, &longer).len() > PAGE_LEN_MAX
+                    );
+                }
+                decoded.extend(page);
+            }
+            prop_assert_eq!(decoded, records);
         }
 
         /// Whatever bytes a page holds, reading it gives records or errors, never a panic.

@@ -928,13 +928,13 @@ impl Store {
             }
         }
         for record in &self.overlay.records[skipped..] {
-            if !page.fits(record) {
+            if !page.try_push(record) {
                 let first = page.first_seq();
                 records
                     .insert(first, page.finish().as_slice())
                     .map_err(|e| index_error(path, e))?;
+                page.push(record);
             }
-            page.push(record);
         }
         if !page.is_empty() {
             let first = page.first_seq();
