@@ -902,14 +902,19 @@ impl Store {
             .last()
             .map_err(|e| index_error(path, e))?
             .map(|(key, value)| {
-                let view = PageView::new(key.value(), value.value())?;
-                for (index, record) in view.decode_all()?.iter().enumerate() {
-                    let seq = view.first_seq() + index as u64;
+                let first = key.value();
+                let records = PageView::new(first, value.value())?.decode_all()?;
+                let mut builder = PageBuilder::new(first);
+                for (index, record) in records.iter().enumerate() {
+                    // Wrapping, as the page's own seqs do: a damaged key near u64::MAX is
+                    // refused below (its records do not end at `write_from`), not an overflow.
+                    let seq = first.wrapping_add(index as u64);
                     if !record.links_point_back(seq) {
                         return Err(DecodeError(format!("record {seq} links forward")));
                     }
+                    builder.push(record);
                 }
-                PageBuilder::from_page(&view)
+                Ok(builder)
             })
             .transpose()
             .map_err(|error| index_error(path, error.0))?;
