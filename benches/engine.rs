@@ -48,6 +48,75 @@ fn fixture() -> &'static Path {
     path
 }
 
+/// A full id page of the kind a 1M-entry table of pi's ids holds (keys ~6,000 apart, seqs
+/// below 2^20: 674 entries of 6 bytes), and of hashed text ids (8 + 3 bytes).
+fn full_id_page(key_step: u64) -> (Vec<u8>, Vec<u64>) {
+    use treelog::format::id_index::{encode_id_page, page_chunks};
+    let entries: Vec<(u64, u64)> = (0..3_000u64)
+        .map(|n| (n * key_step + n % 7, (n * 2_654_435_761) % (1 << 20)))
+        .collect();
+    let page = page_chunks(&entries, true)
+        .next()
+        .expect("entries fill a page");
+    (
+        encode_id_page(page),
+        page.iter().map(|entry| entry.0).collect(),
+    )
+}
+
+/// One id lookup inside a stored page: the page's checks (every key's order) and the binary
+/// search, what `seq_of` pays per id table after redb hands it the page.
+#[divan::bench(args = [("pi ids", 6_000), ("text ids", 1 << 50)])]
+fn id_page_lookup(bencher: divan::Bencher, (_, key_step): (&str, u64)) {
+    use treelog::format::id_index::IdPageView;
+    let (bytes, keys) = full_id_page(key_step);
+    let mut next = 0;
+    bencher.bench_local(|| {
+        next = (next + 1) % keys.len();
+        IdPageView::new(divan::black_box(&bytes))
+            .expect("a page treelog wrote")
+            .get(keys[next])
+    });
+}
+
+/// One record decoded from a full record page of pi-like entries: the page's checks and the
+/// record's fields, what a context pays per message for its record.
+#[divan::bench]
+fn record_page_decode(bencher: divan::Bencher) {
+    use treelog::format::line::EntryKind;
+    use treelog::format::page::{PAGE_RECORDS_MAX, PageView, encode_page};
+    use treelog::format::record::Record;
+    let records: Vec<Record> = (0..PAGE_RECORDS_MAX as u64)
+        .map(|seq| Record {
+            offset_bytes: 1_000 + seq * 776,
+            len_bytes: 775,
+            crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
+            parent_seq: seq.wrapping_sub(1),
+            jump_seq: seq / 2,
+            depth: seq as u32,
+            kind: Some(EntryKind::Message),
+            assistant: seq % 2 == 1,
+            side: false,
+            opaque_code: 0,
+            timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
+            compaction_seq: u64::MAX,
+            model_seq: seq - seq % 2,
+            thinking_seq: 0,
+            message_span: Some((120, 654)),
+            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
+        })
+        .collect();
+    let bytes = encode_page(0, &records);
+    let mut next = 0;
+    bencher.bench_local(|| {
+        next = (next + 1) % PAGE_RECORDS_MAX as u64;
+        PageView::new(0, divan::black_box(&bytes))
+            .expect("a page treelog wrote")
+            .get(next)
+            .map(|record| record.decode())
+    });
+}
+
 /// Classifying every line of the bundled pi transcript (the per-line cost of indexing).
 #[divan::bench]
 fn classify_sample_lines(bencher: divan::Bencher) {

@@ -199,6 +199,24 @@ pub fn index_pages(data: &[u8]) {
             assert_eq!(page.get(*key), Some(*seq), "a stored key is found");
             assert!(page.holds_key_in(*key..=*key));
         }
+        // Keys between two stored ones, and before the first or after the last, are absent.
+        for pair in entries.windows(2) {
+            let (low, high) = (pair[0].0, pair[1].0);
+            if high - low > 1 {
+                assert_eq!(page.get(low + 1), None, "a key between two is absent");
+                assert!(!page.holds_key_in(low + 1..=high - 1));
+            }
+        }
+        if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
+            if first.0 > 0 {
+                assert_eq!(page.get(first.0 - 1), None);
+                assert!(!page.holds_key_in(0..=first.0 - 1));
+            }
+            if last.0 < u64::MAX {
+                assert_eq!(page.get(last.0 + 1), None);
+                assert!(!page.holds_key_in(last.0 + 1..=u64::MAX));
+            }
+        }
         let again = encode_id_page(&entries);
         let decoded: Vec<(u64, u64)> = IdPageView::new(&again)
             .expect("an encoded id page decodes")
