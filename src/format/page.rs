@@ -40,7 +40,8 @@ mod field {
     pub const THINKING: usize = 10;
     pub const SPAN_OFFSET: usize = 11;
     pub const SPAN_TAIL: usize = 12;
-    /// The id: where it ends in the id heap, or the id itself in a page of hex ids.
+    /// The id: where it ends in the id heap, or in a page of hex ids the id's value + 1 (0 for
+    /// an empty id).
     pub const ID: usize = 13;
     pub const COUNT: usize = 14;
 }
@@ -363,7 +364,11 @@ impl<'p, 'a> RecordRef<'p, 'a> {
     pub fn id(&self) -> Result<StoredId<'a>, DecodeError> {
         let code = self.page.code(self.slot, field::ID);
         if self.page.hex_ids {
-            let value = u32::try_from(code)
+            // 0 is an empty id (an opaque record without one), any other code a hex id + 1.
+            let Some(value) = code.checked_sub(1) else {
+                return Ok(StoredId::Text(""));
+            };
+            let value = u32::try_from(value)
                 .map_err(|_| DecodeError(format!("record {}: hex id {code:#x}", self.seq)))?;
             let mut digits = [0; 8];
             for (place, digit) in digits.iter_mut().enumerate() {
@@ -406,7 +411,7 @@ pub struct PageBuilder {
     first_seq: u64,
     /// Each record's codes; the last is where its id ends in `heap`.
     codes: Vec<[u64; field::COUNT]>,
-    /// Each record's id as a number, while every id so far is 8 hex digits.
+    /// Each record's id code in a page of hex ids, while every id so far can have one.
     hex_ids: Option<Vec<u64>>,
     heap: Vec<u8>,
     /// Smallest and largest code of each field so far (the id's: of its end in the heap).
@@ -519,14 +524,19 @@ impl PageBuilder {
         }
     }
 
-    /// The codes `record` would have as the next record, and its id as a number if it is 8
-    /// hex digits.
+    /// The codes `record` would have as the next record, and its id's code in a page of hex
+    /// ids if it can have one: 0 for an empty id, the value + 1 for 8 hex digits (so that an
+    /// opaque record without an id does not move its whole page to the heap).
     fn codes_of(&self, record: &Record) -> ([u64; field::COUNT], Option<u64>) {
         let seq = self.first_seq.wrapping_add(self.codes.len() as u64);
         let mut all = [0; field::COUNT];
         all[..field::ID].copy_from_slice(&codes(record, seq));
         all[field::ID] = (self.heap.len() + record.id.len()) as u64;
-        (all, hex8_value(&record.id).map(u64::from))
+        let hex = match record.id.as_str() {
+            "" => Some(0),
+            id => hex8_value(id).map(|value| u64::from(value) + 1),
+        };
+        (all, hex)
     }
 
     /// The encoded page; the builder then starts the next page, after this one's records.
@@ -865,6 +875,34 @@ mod tests {
         }
         assert!(page.get(2).is_none());
         assert!(page.get(first_seq - 1).is_none());
+    }
+
+    /// An opaque record without an id keeps its page of hex ids in hex mode (its id code is
+    /// 0): 4 bytes an id instead of the heap's 8 and an end.
+    #[test]
+    fn an_empty_id_keeps_hex_ids_packed() {
+        let mut records: Vec<Record> = (1..101).map(pi_record).collect();
+        let all_hex = encode_page(1, &records);
+        records[50].id = String::new();
+        records[50].kind = None;
+        let bytes = encode_page(1, &records);
+        assert_eq!(bytes[1], ID_MODE_HEX);
+        assert!(
+            bytes.len() <= all_hex.len() + 100,
+            "{} against {}",
+            bytes.len(),
+            all_hex.len()
+        );
+        assert_eq!(decoded_page(1, &bytes), records);
+        records[60].id = "not-hex!".into();
+        let bytes = encode_page(1, &records);
+        assert_eq!(bytes[1], ID_MODE_HEAP);
+        assert_eq!(decoded_page(1, &bytes), records);
+        let empty: Vec<Record> = (0..3).map(|seq| Record::unlinked(seq * 10, 9)).collect();
+        let bytes = encode_page(0, &empty);
+        assert_eq!(bytes[1], ID_MODE_HEX);
+        assert_eq!(bytes[2 + field::ID], 0, "ids all empty take no bytes");
+        assert_eq!(decoded_page(0, &bytes), empty);
     }
 
     /// A record's fields are at the offsets the widths give, as `base + stored` little-endian.
