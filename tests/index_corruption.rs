@@ -565,6 +565,36 @@ fn self_jump_pointer_ends_ancestor_queries() {
     drop(session);
 }
 
+/// One record that cannot be decoded (its kind byte, found through the spec's page layout,
+/// names kind 14): reading that entry is an index error, the entry before it in the same page
+/// still reads, and a rebuild answers as the replay.
+#[test]
+fn one_undecodable_record_fails_alone() {
+    let (_dir, path) = indexed_copy(&sample());
+    let expected = &fixture(&sample()).expected;
+    // The sample has no opaque lines: an entry's sequence number is its place in file order.
+    let seq = 100usize;
+    tamper(&path, |txn| {
+        common::patch_stored_field(txn, seq as u64, common::FIELD_TAGS, 0x0e)
+    });
+    let session = open(&path);
+    match session.entry(&expected.entries[seq].0) {
+        Err(Error::Index { reason, .. }) => assert!(reason.contains("kind"), "{reason}"),
+        other => panic!("expected an index error, got {other:?}"),
+    }
+    // The entry before it reads its own record and its parent's, both intact. (The entry
+    // after it has the damaged record as its tree parent, whose id it reads.)
+    let before = session.entry(&expected.entries[seq - 1].0).unwrap();
+    assert!(before.is_some_and(|entry| entry.id == expected.entries[seq - 1].0));
+    drop(session);
+    let rebuild = SessionOptions {
+        rebuild_index: true,
+        ..SessionOptions::default()
+    };
+    let session = Session::open(&path, rebuild).unwrap();
+    assert_eq!(&answers(&session).unwrap(), expected);
+}
+
 /// Appends `count` lines as another process would: a chain from `parent`, every hundredth
 /// line a new root. Returns the last id.
 fn append_chain(path: &Path, first: usize, count: usize, mut parent: String) -> String {

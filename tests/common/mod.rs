@@ -137,6 +137,33 @@ pub fn tamper_page(txn: &redb::WriteTransaction, seq: u64, edit: impl FnOnce(u64
     records.insert(first, bytes.as_slice()).expect("patch");
 }
 
+/// The tags field (kind, flags, opaque reason) of a record page (format-spec/index.md §2).
+pub const FIELD_TAGS: usize = 6;
+
+/// Overwrites the first stored byte of `field` in record `seq` with `byte`, leaving the rest of
+/// its page as it was: damage that treelog's codec could not write. The field is located by
+/// reading the page's descriptors as format-spec/index.md §2 lays them out (count, id mode,
+/// 14 descriptors of width | base length << 4, the bases, then the records); the field must
+/// be stored in at least one byte from a base of 0, so that `byte` is its code.
+pub fn patch_stored_field(txn: &redb::WriteTransaction, seq: u64, field: usize, byte: u8) {
+    tamper_page(txn, seq, |first, page| {
+        let descriptors = &page[2..16];
+        let (width, base_len) = (descriptors[field] & 0x0f, descriptors[field] >> 4);
+        assert!(
+            width >= 1 && base_len == 0,
+            "field {field}: {descriptors:?}"
+        );
+        let bases: usize = descriptors.iter().map(|d| usize::from(d >> 4)).sum();
+        let stride: usize = descriptors.iter().map(|d| usize::from(d & 0x0f)).sum();
+        let before: usize = descriptors[..field]
+            .iter()
+            .map(|d| usize::from(d & 0x0f))
+            .sum();
+        let at = 16 + bases + (seq - first) as usize * stride + before;
+        page[at] = byte;
+    });
+}
+
 /// Changes record `seq` by `edit`, re-encoding its page with treelog's own codec: any value a
 /// `Record` can hold, damaged ones included (a forward link, a wrong length), is stored as is.
 pub fn patch_record(txn: &redb::WriteTransaction, seq: u64, edit: impl FnOnce(&mut Record)) {
