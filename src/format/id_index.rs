@@ -94,7 +94,6 @@ fn id_page_len(count: usize, key_spread: u64, seq_spread: u64) -> usize {
 pub struct IdPageFill {
     count: usize,
     first_key: u64,
-    last_key: u64,
     seq_min: u64,
     seq_max: u64,
 }
@@ -104,7 +103,6 @@ impl IdPageFill {
         IdPageFill {
             count: 0,
             first_key: 0,
-            last_key: 0,
             seq_min: u64::MAX,
             seq_max: 0,
         }
@@ -127,7 +125,6 @@ impl IdPageFill {
             self.first_key = key;
         }
         self.count += 1;
-        self.last_key = key;
         self.seq_min = self.seq_min.min(seq);
         self.seq_max = self.seq_max.max(seq);
     }
