@@ -83,28 +83,10 @@ fn id_page_lookup(bencher: divan::Bencher, (_, key_step): (&str, u64)) {
 /// record's fields, what a context pays per message for its record.
 #[divan::bench]
 fn record_page_decode(bencher: divan::Bencher) {
-    use treelog::format::line::EntryKind;
     use treelog::format::page::{PAGE_RECORDS_MAX, PageView, encode_page};
     use treelog::format::record::Record;
     let records: Vec<Record> = (0..PAGE_RECORDS_MAX as u64)
-        .map(|seq| Record {
-            offset_bytes: 1_000 + seq * 776,
-            len_bytes: 775,
-            crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
-            parent_seq: seq.wrapping_sub(1),
-            jump_seq: seq / 2,
-            depth: seq as u32,
-            kind: Some(EntryKind::Message),
-            assistant: seq % 2 == 1,
-            side: false,
-            opaque_code: 0,
-            timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
-            compaction_seq: u64::MAX,
-            model_seq: seq - seq % 2,
-            thinking_seq: 0,
-            message_span: Some((120, 654)),
-            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
-        })
+        .map(Record::pi_like_message)
         .collect();
     let bytes = encode_page(0, &records);
     let mut next = 0;

@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use treelog::format::id_index::encode_id_page;
-use treelog::format::line::EntryKind;
 use treelog::format::page::encode_page;
-use treelog::format::record::{Record, SEQ_NONE, TIMESTAMP_NONE};
+use treelog::format::record::{Record, TIMESTAMP_NONE};
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -83,25 +82,7 @@ fn main() {
 
     // index_pages: first seq (u64 LE), then a page: pi-like records with hex ids, the same
     // with text ids and an opaque record, a lone root, a page of damaged links; then id pages.
-    let pi_record = |seq: u64| Record {
-        offset_bytes: 200 + seq * 776,
-        len_bytes: 775,
-        crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
-        parent_seq: seq.wrapping_sub(1),
-        jump_seq: seq / 2,
-        depth: seq as u32,
-        kind: Some(EntryKind::Message),
-        assistant: seq % 2 == 1,
-        side: false,
-        opaque_code: 0,
-        timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
-        compaction_seq: SEQ_NONE,
-        model_seq: seq - seq % 2,
-        thinking_seq: 0,
-        message_span: Some((120, 654)),
-        id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
-    };
-    let hex: Vec<Record> = (1..40).map(pi_record).collect();
+    let hex: Vec<Record> = (1..40).map(Record::pi_like_message).collect();
     let mut text = hex.clone();
     text[3].id = "entry-ünï".into();
     text[7] = Record {

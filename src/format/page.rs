@@ -632,25 +632,6 @@ mod tests {
     use crate::format::record::{SEQ_NONE, TIMESTAMP_NONE};
     use proptest::prelude::*;
 
-    /// A pi-like record: the line after the one of `seq - 1`, its child, 775 bytes long.
-    fn pi_record(seq: u64) -> Record {
-        Record {
-            crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
-            parent_seq: seq.wrapping_sub(1),
-            jump_seq: seq / 2,
-            depth: seq as u32,
-            kind: Some(EntryKind::Message),
-            assistant: seq % 2 == 1,
-            timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
-            compaction_seq: 40,
-            model_seq: seq - seq % 2,
-            thinking_seq: 3,
-            message_span: Some((120, 775 - 120 - 1)),
-            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
-            ..Record::unlinked(1_000_000 + seq * 776, 775)
-        }
-    }
-
     /// Where `field` of `slot` is in an encoded page, read from its descriptors as
     /// format-spec/index.md §2 lays them out.
     fn field_at(bytes: &[u8], slot: usize, field: usize) -> usize {
@@ -846,7 +827,9 @@ mod tests {
     #[test]
     fn pi_records_take_a_quarter_of_fixed_ones() {
         let first_seq = 1000;
-        let records: Vec<Record> = (first_seq..first_seq + 64).map(pi_record).collect();
+        let records: Vec<Record> = (first_seq..first_seq + 64)
+            .map(Record::pi_like_message)
+            .collect();
         let bytes = encode_page(first_seq, &records);
         assert_eq!(bytes[..2], [64, ID_MODE_HEX]);
         let descriptors = &bytes[2..16];
@@ -866,7 +849,7 @@ mod tests {
     #[test]
     fn seqs_wrap_like_codes() {
         let first_seq = u64::MAX - 1;
-        let records: Vec<Record> = (0..4).map(pi_record).collect();
+        let records: Vec<Record> = (0..4).map(Record::pi_like_message).collect();
         let bytes = encode_page(first_seq, &records);
         let page = PageView::new(first_seq, &bytes).unwrap();
         for (slot, record) in records.iter().enumerate() {
@@ -881,7 +864,7 @@ mod tests {
     /// 0): 4 bytes an id instead of the heap's 8 and an end.
     #[test]
     fn an_empty_id_keeps_hex_ids_packed() {
-        let mut records: Vec<Record> = (1..101).map(pi_record).collect();
+        let mut records: Vec<Record> = (1..101).map(Record::pi_like_message).collect();
         let all_hex = encode_page(1, &records);
         records[50].id = String::new();
         records[50].kind = None;
@@ -944,7 +927,7 @@ mod tests {
     /// Truncated or foreign bytes are decode errors, never panics.
     #[test]
     fn malformed_pages_are_errors() {
-        let records: Vec<Record> = (0..3).map(pi_record).collect();
+        let records: Vec<Record> = (0..3).map(Record::pi_like_message).collect();
         let mut with_text_id = records.clone();
         with_text_id[2].id = "ünïcode".into();
         for page in [encode_page(0, &records), encode_page(0, &with_text_id)] {
@@ -993,7 +976,7 @@ mod tests {
     /// 32 bits, an opaque code past a byte, a hex id past 32 bits.
     #[test]
     fn impossible_codes_are_errors() {
-        let mut codes = codes(&pi_record(5), 5);
+        let mut codes = codes(&Record::pi_like_message(5), 5);
         assert!(record_from_codes(5, codes, String::new()).is_ok());
         for (field, value) in [
             (field::TAGS, 0x0e),
@@ -1010,7 +993,7 @@ mod tests {
             );
             codes[field] = kept;
         }
-        let mut page = encode_page(0, &[pi_record(1)]);
+        let mut page = encode_page(0, &[Record::pi_like_message(1)]);
         // A one-record page of hex ids stores the id as its base, with width 0: a base of
         // 5 bytes names a value past 32 bits.
         let id_descriptor = 2 + field::ID;

@@ -76,6 +76,32 @@ impl Record {
 }
 
 impl Record {
+    /// The record of line `seq` shaped like one of pi's message entries: 775 bytes, right
+    /// after the line before it and its child, an 8-hex id, no compaction or thinking level.
+    /// What the page tests, benchmarks and fuzz seeds build pages from; the engine never
+    /// makes one.
+    #[doc(hidden)]
+    pub fn pi_like_message(seq: u64) -> Record {
+        Record {
+            offset_bytes: 1_000 + seq * 776,
+            len_bytes: 775,
+            crc32: (seq as u32).wrapping_mul(0x9e37_79b9),
+            parent_seq: seq.wrapping_sub(1),
+            jump_seq: seq / 2,
+            depth: seq as u32,
+            kind: Some(EntryKind::Message),
+            assistant: seq % 2 == 1,
+            side: false,
+            opaque_code: 0,
+            timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
+            compaction_seq: SEQ_NONE,
+            model_seq: seq - seq % 2,
+            thinking_seq: SEQ_NONE,
+            message_span: Some((120, 775 - 120 - 1)),
+            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
+        }
+    }
+
     /// Whether every link of the record of `seq` points where the tree rules allow: its parent
     /// before it, its jump pointer and its nearest compaction / model / thinking entries at it
     /// or before it (each may be SEQ_NONE). A record that breaks this was damaged on disk.
