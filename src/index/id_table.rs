@@ -25,7 +25,8 @@ const IDS_NEXT: IdPages<'static> = TableDefinition::new("ids-next");
 
 /// `ids-recent` is drained into `ids` once it has more pages than `ids` has divided by this:
 /// a flush then rewrites pages of a table an eighth the size of `ids` or less, and `ids`
-/// itself is rewritten once per some forty to sixty new ids per page of it (an eighth of what a page of `ids-recent` holds).
+/// itself is rewritten once per some forty to sixty new ids per page of it (an eighth of what
+/// a page of `ids-recent` holds).
 const RECENT_SHARE_MAX: u64 = 8;
 /// ... and more than this many pages (small logs drain rarely and cheaply).
 const RECENT_PAGES_MIN: u64 = 32;
@@ -158,8 +159,8 @@ pub(crate) fn drain_due(recent_pages: u64, new_count: usize, ids_pages: u64) -> 
 /// Rewrites `ids` with every entry of `ids-recent` and `new` (sorted by key, no key twice)
 /// merged in, as full pages in key order, and empties `ids-recent`: `new` wins over
 /// `ids-recent`, which wins over `ids` (each is newer). A drain rewrites nearly every page of
-/// `ids` anyway (some forty to sixty new ids land on each), so it streams `ids` into a fresh table
-/// (`ids-next`, renamed to `ids` in the same transaction) instead of merging page by page,
+/// `ids` anyway (some forty to sixty new ids land on each), so it streams `ids` into a fresh
+/// table (`ids-next`, renamed to `ids` in the same transaction) instead of merging page by page,
 /// holding only `ids-recent`, `new` and one page in memory. The entries of `ids-recent` must
 /// name seqs below `recent_seq_end` (the records when it was last written); those of `ids`,
 /// seqs below `ids_seq_end` (as for `merge_into`): a damaged page is refused, not rewritten
