@@ -27,7 +27,7 @@ pub fn random_u64() -> u64 {
 /// [`ENTRY_ID_TRIES_MAX`] times, else a full 36-character uuid (the reference fallback).
 pub fn new_entry_id(mut taken: impl FnMut(&str) -> bool) -> String {
     for _ in 0..ENTRY_ID_TRIES_MAX {
-        let candidate = format!("{:08x}", random_u64() as u32);
+        let candidate = super::id_index::hex8_id(random_u64() as u32);
         if !taken(&candidate) {
             return candidate;
         }

@@ -370,11 +370,7 @@ impl<'p, 'a> RecordRef<'p, 'a> {
             };
             let value = u32::try_from(value)
                 .map_err(|_| DecodeError(format!("record {}: hex id {code:#x}", self.seq)))?;
-            let mut digits = [0; 8];
-            for (place, digit) in digits.iter_mut().enumerate() {
-                *digit = b"0123456789abcdef"[(value >> (28 - 4 * place) & 0x0f) as usize];
-            }
-            return Ok(StoredId::Hex(digits));
+            return Ok(StoredId::Hex(super::id_index::hex8_digits(value)));
         }
         let start = match self.slot {
             0 => 0,

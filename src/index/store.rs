@@ -1419,7 +1419,11 @@ impl Store {
         for tries in 0.. {
             let overlay = &mut self.overlay;
             for key in overlay.reserved_id_keys.by_ref() {
-                let id = format!("{key:08x}");
+                // Reserved runs end at `ffffffff` at most (below): every key is a hex id's.
+                let Ok(value) = u32::try_from(key) else {
+                    continue;
+                };
+                let id = crate::format::id_index::hex8_id(value);
                 if !overlay.ids.contains_key(&key) && !taken(&id) {
                     return Ok(Some(id));
                 }
