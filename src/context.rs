@@ -128,7 +128,7 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
             {
                 let record = store.existing_record(seq)?;
                 if record.kind.is_some() {
-                    first_kept = Some(record.id);
+                    first_kept = Some(record.id.into_string());
                 }
             }
         }

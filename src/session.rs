@@ -440,12 +440,14 @@ impl Session {
             })?;
             lines.push(relinked);
             if let Some(label) = self.store.label(&record.id)? {
-                labels.push((record.id.clone(), label));
+                labels.push((record.id.to_string(), label));
             }
-            previous = Some(record.id.clone());
+            previous = Some(record.id.to_string());
         }
-        let mut taken: std::collections::HashSet<String> =
-            path.iter().map(|(_, record)| record.id.clone()).collect();
+        let mut taken: std::collections::HashSet<String> = path
+            .iter()
+            .map(|(_, record)| record.id.to_string())
+            .collect();
         for (target, label) in labels {
             let id = new_entry_id(|candidate| taken.contains(candidate));
             taken.insert(id.clone());
@@ -640,7 +642,7 @@ impl Session {
             let mut current = seq;
             while current != SEQ_NONE && Some(current) != common {
                 let record = self.store.existing_record(current)?;
-                ids.push(record.id);
+                ids.push(record.id.into_string());
                 current = record.parent_seq;
             }
             ids.reverse();
@@ -1037,7 +1039,7 @@ impl Session {
         for seq in seen_before..self.store.next_seq {
             let record = self.store.existing_record(seq)?;
             if record.kind.is_some() && record.parent_seq == self.leaf_seq {
-                return Ok(Some(record.id));
+                return Ok(Some(record.id.into_string()));
             }
         }
         Ok(None)
@@ -1118,7 +1120,7 @@ impl Session {
         if seq == SEQ_NONE {
             return Ok(None);
         }
-        Ok(Some(self.store.existing_record(seq)?.id))
+        Ok(Some(self.store.existing_record(seq)?.id.into_string()))
     }
 
     /// The sequence number of the canonical entry `id`, if there is one.
@@ -1239,7 +1241,7 @@ impl Session {
             reason: "an opaque record was read as an entry".into(),
         })?;
         Ok(Entry {
-            id: record.id.clone(),
+            id: record.id.to_string(),
             kind,
             parent_id,
             tree_parent_id,
@@ -1286,7 +1288,7 @@ impl Iterator for TreeWalk<'_> {
                 label: label.as_ref().map(|value| value.label.clone()),
                 label_timestamp: label.map(|value| value.timestamp),
                 kind: record.kind.expect("the walk yields only entries"),
-                id: record.id,
+                id: record.id.into_string(),
                 seq,
             })
         })();

@@ -90,7 +90,7 @@ fn main() {
         opaque_code: 4,
         message_span: None,
         timestamp_ms: TIMESTAMP_NONE,
-        id: String::new(),
+        id: Default::default(),
         ..text[7].clone()
     };
     let mut damaged = hex[..5].to_vec();

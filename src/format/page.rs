@@ -134,7 +134,7 @@ fn record_from_codes(seq: u64, codes: [u64; field::ID], id: String) -> Result<Re
         model_seq: codes[field::MODEL].wrapping_sub(1),
         thinking_seq: codes[field::THINKING].wrapping_sub(1),
         message_span,
-        id,
+        id: id.into(),
     })
 }
 
@@ -699,7 +699,7 @@ mod tests {
                     model_seq,
                     thinking_seq,
                     message_span,
-                    id,
+                    id: id.into(),
                 },
             )
     }
@@ -756,7 +756,7 @@ mod tests {
         fn pages_are_cut_at_their_length(
             records in proptest::collection::vec(
                 (any_record(), "\\PC{0,600}").prop_map(|(record, long_id)| Record {
-                    id: if long_id.len() % 3 == 0 { long_id } else { record.id.clone() },
+                    id: if long_id.len() % 3 == 0 { long_id.into() } else { record.id.clone() },
                     ..record
                 }),
                 1..400,
@@ -862,7 +862,7 @@ mod tests {
     fn an_empty_id_keeps_hex_ids_packed() {
         let mut records: Vec<Record> = (1..101).map(Record::pi_like_message).collect();
         let all_hex = encode_page(1, &records);
-        records[50].id = String::new();
+        records[50].id = Default::default();
         records[50].kind = None;
         let bytes = encode_page(1, &records);
         assert_eq!(bytes[1], ID_MODE_HEX);

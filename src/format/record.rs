@@ -46,7 +46,7 @@ pub struct Record {
     /// bytes), when it was found at indexing.
     pub message_span: Option<(u32, u32)>,
     /// The entry's id (a generated one for v1 files; empty for an opaque record without one).
-    pub id: String,
+    pub id: compact_str::CompactString,
 }
 
 #[cfg(test)]
@@ -70,7 +70,7 @@ impl Record {
             model_seq: SEQ_NONE,
             thinking_seq: SEQ_NONE,
             message_span: None,
-            id: String::new(),
+            id: Default::default(),
         }
     }
 }
@@ -98,7 +98,7 @@ impl Record {
             model_seq: seq - seq % 2,
             thinking_seq: SEQ_NONE,
             message_span: Some((120, 775 - 120 - 1)),
-            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)),
+            id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)).into(),
         }
     }
 

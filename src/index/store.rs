@@ -1114,9 +1114,19 @@ impl Store {
         self.hasher.take_finished();
         self.committed = snapshot;
         self.identity_outdated = false;
+        // The next overlay keeps this one's record and id buffers, emptied: freeing them at
+        // every flush and faulting them back in as the next records arrive (a 4 MB record
+        // buffer at 32,768 appends, ~30 MB in a rebuild) cost more than the records' own work.
+        // A reload (`load`) starts from empty buffers.
+        let mut records = std::mem::take(&mut self.overlay.records);
+        records.clear();
+        let mut ids = std::mem::take(&mut self.overlay.ids);
+        ids.clear();
         self.overlay = Overlay {
             base_seq: self.next_seq,
             base_len_bytes: self.indexed_len_bytes,
+            records,
+            ids,
             ..Overlay::default()
         };
         self.tables = new_tables;
