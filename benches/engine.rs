@@ -99,6 +99,28 @@ fn record_page_decode(bencher: divan::Bencher) {
     });
 }
 
+/// 4,096 pi-like records cut into pages as a flush does (`try_push` until a page is full,
+/// then `finish`): the per-record cost of writing the index.
+#[divan::bench]
+fn record_pages_encode(bencher: divan::Bencher) {
+    use treelog::format::page::PageBuilder;
+    use treelog::format::record::Record;
+    let records: Vec<Record> = (0..4096).map(Record::pi_like_message).collect();
+    bencher
+        .counter(divan::counter::ItemsCount::new(records.len()))
+        .bench_local(|| {
+            let mut page = PageBuilder::new(0);
+            let mut bytes = 0;
+            for record in divan::black_box(&records) {
+                if !page.try_push(record) {
+                    bytes += page.finish().len();
+                    page.push(record);
+                }
+            }
+            bytes + page.finish().len()
+        });
+}
+
 /// Classifying every line of the bundled pi transcript (the per-line cost of indexing).
 #[divan::bench]
 fn classify_sample_lines(bencher: divan::Bencher) {

@@ -467,23 +467,10 @@ impl PageBuilder {
             return false;
         }
         let (codes, hex) = self.codes_of(record);
-        let mut ranges = self.ranges;
-        merge(&mut ranges, &codes);
-        let hex_range = match (&self.hex_ids, hex) {
-            (Some(_), Some(value)) => Some(widen(self.hex_range, value)),
-            _ => None,
-        };
-        if !self.codes.is_empty()
-            && Self::encoded_len(
-                self.codes.len() + 1,
-                &ranges,
-                hex_range,
-                self.heap.len() + record.id.len(),
-            ) > PAGE_LEN_MAX
-        {
+        if !self.codes.is_empty() && self.len_with(&codes, hex, record.id.len()) > PAGE_LEN_MAX {
             return false;
         }
-        self.add(record, codes, ranges, hex);
+        self.add(record, &codes, hex);
         true
     }
 
@@ -496,20 +483,33 @@ impl PageBuilder {
             "a full page takes no record"
         );
         let (codes, hex) = self.codes_of(record);
-        let mut ranges = self.ranges;
-        merge(&mut ranges, &codes);
-        self.add(record, codes, ranges, hex);
+        self.add(record, &codes, hex);
     }
 
-    fn add(
-        &mut self,
-        record: &Record,
-        codes: [u64; field::COUNT],
-        ranges: [(u64, u64); field::COUNT],
-        hex: Option<u64>,
-    ) {
-        self.ranges = ranges;
-        self.codes.push(codes);
+    /// The page's encoded length with a next record of `codes`, `hex` and an id of `id_len`
+    /// bytes: [`PageBuilder::encoded_len`] of the widened ranges, without building them.
+    fn len_with(&self, codes: &[u64; field::COUNT], hex: Option<u64>, id_len: usize) -> usize {
+        let count = self.codes.len() + 1;
+        let mut len = PAGE_HEAD_LEN + field::COUNT;
+        for (&range, &code) in self.ranges[..field::ID].iter().zip(codes) {
+            let (min, max) = widen(range, code);
+            let (base, width) = frame(min, max);
+            len += width_of(base) + count * width;
+        }
+        let (id_range, heap_len) = match (&self.hex_ids, hex) {
+            (Some(_), Some(value)) => (widen(self.hex_range, value), 0),
+            _ => (
+                widen(self.ranges[field::ID], codes[field::ID]),
+                self.heap.len() + id_len,
+            ),
+        };
+        let (base, width) = frame(id_range.0, id_range.1);
+        len + width_of(base) + count * width + heap_len
+    }
+
+    fn add(&mut self, record: &Record, codes: &[u64; field::COUNT], hex: Option<u64>) {
+        merge(&mut self.ranges, codes);
+        self.codes.push(*codes);
         self.heap.extend_from_slice(record.id.as_bytes());
         match (&mut self.hex_ids, hex) {
             (Some(values), Some(value)) => {
@@ -570,15 +570,36 @@ impl PageBuilder {
         for (base, _) in frames {
             out.extend_from_slice(&base.to_le_bytes()[..width_of(base)]);
         }
-        for (slot, codes) in self.codes.iter().enumerate() {
-            for (field, (base, width)) in frames.iter().enumerate() {
-                let code = match &self.hex_ids {
-                    Some(values) if field == field::ID => values[slot],
-                    _ => codes[field],
-                };
-                out.extend_from_slice(&(code - base).to_le_bytes()[..*width]);
+        // The fields stored in more than no bytes, each written as one 8-byte store of its
+        // distance from its base, whose bytes past its width the next field overwrites (and
+        // the last record's, the truncation): a copy of `width` bytes per field was a third of
+        // the time it takes to build a page.
+        let mut stored = [(0, 0, 0); field::COUNT];
+        let mut stored_count = 0;
+        for (field, &(base, width)) in frames.iter().enumerate() {
+            if width > 0 {
+                stored[stored_count] = (field, base, width);
+                stored_count += 1;
             }
         }
+        let stored = &stored[..stored_count];
+        let records_start = out.len();
+        let stride: usize = stored.iter().map(|&(_, _, width)| width).sum();
+        out.resize(records_start + count * stride + 8, 0);
+        if let Some(values) = &self.hex_ids {
+            // The codes are cleared below: each id's code becomes the one this page stores.
+            for (codes, &value) in self.codes.iter_mut().zip(values) {
+                codes[field::ID] = value;
+            }
+        }
+        let mut at = records_start;
+        for codes in &self.codes {
+            for &(field, base, width) in stored {
+                out[at..at + 8].copy_from_slice(&codes[field].wrapping_sub(base).to_le_bytes());
+                at += width;
+            }
+        }
+        out.truncate(at);
         if hex_range.is_none() {
             out.extend_from_slice(&self.heap);
         }
