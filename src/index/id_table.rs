@@ -82,6 +82,44 @@ pub(crate) fn holds_key_in(
     Ok(with_page_up_to(table, end, |page| page.holds_key_in(keys))?.unwrap_or(false))
 }
 
+/// The keys `table` files in `keys`, in increasing order: those of the last page starting at
+/// or before the range's start and of the pages starting inside it (pages hold disjoint key
+/// ranges, each from its page's key). A few range reads for a narrow range.
+pub(crate) fn keys_in(
+    table: &impl ReadableTable<u64, &'static [u8]>,
+    keys: std::ops::RangeInclusive<u64>,
+) -> IdResult<Vec<u64>> {
+    let (start, end) = (*keys.start(), *keys.end());
+    let mut found = Vec::new();
+    let mut collect = |page_key: u64, bytes: &[u8]| -> IdResult<()> {
+        let page = decode(page_key, bytes)?;
+        found.extend(
+            page.entries()
+                .map(|(key, _)| key)
+                .filter(|key| keys.contains(key)),
+        );
+        Ok(())
+    };
+    if let Some(item) = table
+        .range(..=start)
+        .map_err(|e| e.to_string())?
+        .next_back()
+    {
+        let (page_key, page) = item.map_err(|e| e.to_string())?;
+        collect(page_key.value(), page.value())?;
+    }
+    if start < end {
+        for item in table
+            .range((Bound::Excluded(start), Bound::Included(end)))
+            .map_err(|e| e.to_string())?
+        {
+            let (page_key, page) = item.map_err(|e| e.to_string())?;
+            collect(page_key.value(), page.value())?;
+        }
+    }
+    Ok(found)
+}
+
 /// Files `entries` (sorted by key, no key twice) into `table`: each page they fall into is
 /// rewritten once with them merged in (a key already there takes the new seq), and a page
 /// that grows past the maximum is split. A page being rewritten must name only seqs below
@@ -325,7 +363,8 @@ pub(crate) mod tests {
 
         /// Batches of random keys merged into the paged table one transaction at a time give
         /// the same answers as a map: every key finds its latest seq, absent keys find
-        /// nothing, a range holds a key iff the map has one in it, pages stay within the
+        /// nothing, a range holds a key iff the map has one in it and `keys_in` lists the
+        /// map's keys in it, pages stay within the
         /// maximum and are keyed by their first key.
         #[test]
         fn merged_batches_answer_like_a_map(
@@ -356,6 +395,11 @@ pub(crate) mod tests {
                 prop_assert_eq!(
                     holds_key_in(&table, keys.clone()).expect("range read"),
                     model.range(keys.clone()).next().is_some(),
+                    "{:?}", keys
+                );
+                prop_assert_eq!(
+                    keys_in(&table, keys.clone()).expect("range read"),
+                    model.range(keys.clone()).map(|(key, _)| *key).collect::<Vec<_>>(),
                     "{:?}", keys
                 );
             }

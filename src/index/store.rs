@@ -90,10 +90,17 @@ struct ReadTables {
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
 }
 
-/// How many consecutive 8-hex ids [`Store::reserved_entry_id`] reserves at once. At 10M ids a
-/// random run of 128 is free with probability ~3/4 (10M / 2^32 ids per value).
-const RESERVED_IDS_LEN: u64 = 128;
-/// Runs tried per new id before falling back to random ids looked up one by one.
+/// How many consecutive 8-hex ids [`Store::reserved_entry_id`] reserves at once: more than an
+/// overlay takes, so that the ids a flush of appends files lie in one narrow key range and go
+/// straight into `ids`, rewriting a page or two of it (format-spec/index.md, "Ids"). The ids
+/// the tables already hold in the run (~15 at 1M ids) are skipped.
+const RESERVED_IDS_LEN: u64 = 1 << 16;
+const _: () = assert!(
+    RESERVED_IDS_LEN >= crate::limits::FLUSH_ENTRIES_MAX as u64,
+    "one run lasts an overlay of appends"
+);
+/// Runs used up (every id in them held or refused) before falling back to random ids looked
+/// up one by one: only a log holding some 2^31 ids gets there.
 const RESERVE_TRIES_MAX: usize = 8;
 
 /// A hash map keyed by seqs or id keys, with a hasher seeded per process.
@@ -119,6 +126,9 @@ pub(crate) struct Overlay {
     /// [`Store::reserved_entry_id`], which checks each against the overlay as it takes it. A
     /// new overlay (a flush, a reload) starts with none, as the tables it sits on may hold them.
     pub reserved_id_keys: std::ops::Range<u64>,
+    /// The keys in `reserved_id_keys` that the tables under this overlay file, largest first
+    /// (the smallest is dropped once the run passes it): they are skipped.
+    pub reserved_held_keys: Vec<u64>,
     /// [`Store::reserved_entry_id`] found no free run: it does not try again on this overlay
     /// (a log of some 100M ids, where 8 tries cost 16 range reads and mostly fail).
     pub reserve_failed: bool,
@@ -1030,7 +1040,25 @@ impl Store {
                         let table = txn.open_table(table).map_err(|e| index_error(path, e))?;
                         table.len().map_err(|e| index_error(path, e))
                     };
-                    if id_table::drain_due(pages(IDS_RECENT)?, new_ids.len(), pages(IDS)?) {
+                    // A flush of appends files ids from one reserved run: a narrow key range
+                    // that `ids` holds a page or two of, filed there directly (unless
+                    // `ids-recent` holds a key in it, which would shadow the new entry).
+                    let narrow = match (new_ids.first(), new_ids.last()) {
+                        (Some(&(first, _)), Some(&(last, _))) => {
+                            last - first < 2 * RESERVED_IDS_LEN && {
+                                let recent = txn
+                                    .open_table(IDS_RECENT)
+                                    .map_err(|e| index_error(path, e))?;
+                                !id_table::holds_key_in(&recent, first..=last)
+                                    .map_err(|e| index_error(path, e))?
+                            }
+                        }
+                        _ => false,
+                    };
+                    if narrow {
+                        let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
+                        id_table::merge_into(&mut ids, &new_ids, write_from)
+                    } else if id_table::drain_due(pages(IDS_RECENT)?, new_ids.len(), pages(IDS)?) {
                         id_table::drain(&txn, &new_ids, write_from, write_from)
                     } else {
                         let mut recent = txn
@@ -1413,11 +1441,12 @@ impl Store {
     }
 
     /// A new 8-hex entry id that no indexed line holds and `taken` does not refuse, or `None`
-    /// when no free run of ids turned up (a log dense with ids: the caller then draws random
-    /// ids and looks each one up). Ids come in increasing order from a run of
-    /// [`RESERVED_IDS_LEN`] values at a random start that the tables were found not to hold,
-    /// at one range read per table for the whole run, so that an append looks its new id up
-    /// in the overlay only: two redb lookups per id were a sixth of an append.
+    /// when [`RESERVE_TRIES_MAX`] runs were used up (a log dense with ids: the caller then
+    /// draws random ids and looks each one up). Ids come in increasing order from a run of
+    /// [`RESERVED_IDS_LEN`] values at a random start, skipping the keys the tables file in it
+    /// (read once for the whole run, a few range reads per table) and those in the overlay,
+    /// so that an append looks its new id up in memory only: two redb lookups per id were a
+    /// sixth of an append.
     pub fn reserved_entry_id(&mut self, taken: impl Fn(&str) -> bool) -> Result<Option<String>> {
         debug_assert!(
             self.id_runs.is_empty(),
@@ -1429,6 +1458,13 @@ impl Store {
         for tries in 0.. {
             let overlay = &mut self.overlay;
             for key in overlay.reserved_id_keys.by_ref() {
+                let held = &mut overlay.reserved_held_keys;
+                while held.last().is_some_and(|held_key| *held_key < key) {
+                    held.pop();
+                }
+                if held.last() == Some(&key) {
+                    continue;
+                }
                 // Reserved runs end at `ffffffff` at most (below): every key is a hex id's.
                 let Ok(value) = u32::try_from(key) else {
                     continue;
@@ -1442,26 +1478,31 @@ impl Store {
                 self.overlay.reserve_failed = true;
                 break;
             }
-            // Any start from 0 to 2^32 - RESERVED_IDS_LEN: the run ends at `ffffffff` at most.
-            let start = crate::format::ids::random_u64() % ((1 << 32) - RESERVED_IDS_LEN + 1);
+            let run_len = RESERVED_IDS_LEN;
+            #[cfg(test)]
+            let run_len = tests::forced_reserved_ids_len().unwrap_or(run_len);
+            // Any start from 0 to 2^32 - run_len: the run ends at `ffffffff` at most.
+            let start = crate::format::ids::random_u64() % ((1 << 32) - run_len + 1);
             #[cfg(test)]
             let start = tests::forced_reserved_id_start().unwrap_or(start);
-            let keys = start..start + RESERVED_IDS_LEN;
-            if !self.guard(|| self.tables_hold_key_in(keys.start..=keys.end - 1))? {
-                self.overlay.reserved_id_keys = keys;
-            }
+            let keys = start..start + run_len;
+            let mut held = self.guard(|| self.tables_keys_in(keys.start..=keys.end - 1))?;
+            held.sort_unstable_by(|a, b| b.cmp(a));
+            self.overlay.reserved_id_keys = keys;
+            self.overlay.reserved_held_keys = held;
         }
         Ok(None)
     }
 
-    /// Whether the tables under the overlay (`ids-recent`, `ids`) file a key in `keys`.
-    fn tables_hold_key_in(&self, keys: std::ops::RangeInclusive<u64>) -> Result<bool> {
+    /// The keys the tables under the overlay (`ids-recent`, `ids`) file in `keys`.
+    fn tables_keys_in(&self, keys: std::ops::RangeInclusive<u64>) -> Result<Vec<u64>> {
         let Some(tables) = &self.tables else {
-            return Ok(false);
+            return Ok(Vec::new());
         };
-        Ok(id_table::holds_key_in(&tables.ids_recent, keys.clone())
-            .map_err(|e| self.read_error(e))?
-            || id_table::holds_key_in(&tables.ids, keys).map_err(|e| self.read_error(e))?)
+        let mut found =
+            id_table::keys_in(&tables.ids_recent, keys.clone()).map_err(|e| self.read_error(e))?;
+        found.extend(id_table::keys_in(&tables.ids, keys).map_err(|e| self.read_error(e))?);
+        Ok(found)
     }
 
     /// The latest seq filed under `key`: the overlay, then the runs of a rebuild newest
@@ -1845,6 +1886,7 @@ pub(crate) mod tests {
     thread_local! {
         static REBUILD_FLUSH_ENTRIES: Cell<Option<usize>> = const { Cell::new(None) };
         static RESERVED_ID_STARTS: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+        static RESERVED_IDS_LEN_FORCED: Cell<Option<u64>> = const { Cell::new(None) };
         static FAIL_TABLE_READS: Cell<bool> = const { Cell::new(false) };
     }
 
@@ -1924,11 +1966,16 @@ pub(crate) mod tests {
         RESERVED_ID_STARTS.with(|cell| *cell.borrow_mut() = starts.iter().rev().copied().collect());
     }
 
+    /// The length of the runs of reserved ids set by the test on this thread, if any.
+    pub(super) fn forced_reserved_ids_len() -> Option<u64> {
+        RESERVED_IDS_LEN_FORCED.with(Cell::get)
+    }
+
     /// The ids `reserved_entry_id` hands out never include one the tables or the overlay hold
-    /// or one the caller refuses: a run over a stored id is not reserved, a reserved run skips
-    /// ids in the overlay (a line another writer appended meanwhile) and refused ones, a flush
-    /// drops the run, and after [`RESERVE_TRIES_MAX`] runs over stored ids the caller is told
-    /// to fall back.
+    /// or one the caller refuses: a run skips the ids stored in it (in `ids` or `ids-recent`),
+    /// those in the overlay (a line another writer appended meanwhile) and refused ones; a
+    /// flush drops the run; and after [`RESERVE_TRIES_MAX`] runs used up the caller is told to
+    /// fall back.
     #[test]
     fn reserved_ids_skip_every_held_id() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -1945,52 +1992,47 @@ pub(crate) mod tests {
         let sidecar = crate::index::sidecar_path(&path);
         let storage = crate::storage::FileStorage::open(&path).expect("open log");
         let (mut store, _) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("build");
-        // 0x200 is in the tables; 0x305 comes into the overlay from a line appended later.
-        std::fs::write(&path, log.clone() + &entry(0x305, Some(0x200))).expect("append");
+        // 0x200 is in the tables; 0x204 comes into the overlay from a line appended later.
+        std::fs::write(&path, log.clone() + &entry(0x204, Some(0x200))).expect("append");
         store.catch_up(&storage).expect("catch up");
-        assert!(store.overlay.ids.contains_key(&0x305));
+        assert!(store.overlay.ids.contains_key(&0x204));
 
-        let refused = |id: &str| id == "00000301";
+        let refused = |id: &str| id == "00000203";
         let next = |store: &mut Store| store.reserved_entry_id(refused).expect("reserve");
-        // 0x190..0x210 holds 0x200: refused; 0x300..0x380 is free in the tables.
-        force_reserved_id_starts(&[0x190, 0x300]);
-        let ids: Vec<_> = (0..6).map(|_| next(&mut store)).collect();
-        let expected = [
-            "00000300", "00000302", "00000303", "00000304", "00000306", "00000307",
-        ];
+        force_reserved_id_starts(&[0x1fe]);
+        let ids: Vec<_> = (0..5).map(|_| next(&mut store)).collect();
+        let expected = ["000001fe", "000001ff", "00000201", "00000202", "00000205"];
         assert_eq!(ids, expected.map(|id| Some(id.to_string())));
 
-        // A flush drops the run: the tables under the new overlay hold its ids now. 0x305 is
-        // now in `ids-recent` (0x200 in `ids`): runs over either, even by their last id only,
-        // are refused.
+        // A flush drops the run: the tables under the new overlay hold 0x204 now (in `ids`
+        // itself: a flush's ids in one narrow key range go there directly), and a run over it
+        // skips it as it skips 0x200.
         store.flush(&storage).expect("flush");
-        assert!(
-            id_table::lookup(tables(&store).0, 0x305)
-                .expect("read")
-                .is_some()
-        );
-        assert!(
-            id_table::lookup(tables(&store).1, 0x200)
-                .expect("read")
-                .is_some()
-        );
-        force_reserved_id_starts(&[0x181, 0x2c0, 0x286, 0x5000]);
-        assert_eq!(next(&mut store).as_deref(), Some("00005000"));
+        let (recent, ids) = tables(&store);
+        assert_eq!(id_table::lookup(ids, 0x204).expect("read"), Some(1));
+        assert_eq!(id_table::lookup(recent, 0x204).expect("read"), None);
+        assert!(store.overlay.ids.is_empty());
+        force_reserved_id_starts(&[0x200]);
+        let ids: Vec<_> = (0..4).map(|_| next(&mut store)).collect();
+        let expected = ["00000201", "00000202", "00000205", "00000206"];
+        assert_eq!(ids, expected.map(|id| Some(id.to_string())));
 
-        // Only runs over stored ids: the caller falls back to random ids, and the store does
-        // not try again until its next overlay.
+        // Runs whose every id is held or refused are used up: after the maximum the caller
+        // falls back to random ids, and the store does not try again until its next overlay.
         store.flush(&storage).expect("flush");
-        force_reserved_id_starts(&[0x1c0; RESERVE_TRIES_MAX + 1]);
+        RESERVED_IDS_LEN_FORCED.with(|len| len.set(Some(1)));
+        force_reserved_id_starts(&[0x200; RESERVE_TRIES_MAX + 1]);
         assert_eq!(next(&mut store), None);
         assert_eq!(
             forced_reserved_id_start(),
-            Some(0x1c0),
+            Some(0x200),
             "tried exactly the maximum"
         );
         force_reserved_id_starts(&[0x6000]);
         assert_eq!(next(&mut store), None);
         store.flush(&storage).expect("flush");
         assert_eq!(next(&mut store).as_deref(), Some("00006000"));
+        RESERVED_IDS_LEN_FORCED.with(|len| len.set(None));
     }
 
     type IdPagesTable = ReadOnlyTable<u64, &'static [u8]>;
