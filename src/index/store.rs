@@ -10,12 +10,13 @@ use redb::{
     TableDefinition,
 };
 
+use super::apply::classify_bytes;
 use super::hashing::{PrefixHasher, block_hash};
 use super::id_table::{self, ID_COLLISIONS, IDS, IDS_RECENT};
 use super::parallel::{Tuning, catch_up_parallel};
 use crate::error::{Error, Result};
 use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
-use crate::format::line::FieldSpans;
+use crate::format::line::{FieldSpans, Line};
 use crate::format::page::{PageBuilder, PageView, RecordRef};
 use crate::format::record::{DecodeError, LabelValue, Record, SEQ_NONE, Snapshot, State};
 use crate::limits::{
@@ -558,10 +559,85 @@ impl Store {
             ..Overlay::default()
         };
         self.refresh_tables()?;
+        if let Some(reason) = self.last_record_mismatch(storage, &tail)? {
+            return Ok(Err(reason));
+        }
         if self.state.header_version < crate::format::CURRENT_VERSION {
             self.legacy_session_id = self.header_session_id(storage)?;
         }
         Ok(Ok(()))
+    }
+
+    /// Why the last record does not describe its line, if it does not: it must lie inside the
+    /// indexed prefix, match the line's crc32 and, for an entry whose line names its id, hold
+    /// that id. One record, whose line the tail block just read usually holds: a quick open
+    /// trusts the index's pages otherwise, and this catches pages that decode but are wrong
+    /// where a damaged or misread index is likeliest to show, its last page (and any change
+    /// of a page's meaning that forgot the schema version).
+    fn last_record_mismatch(
+        &self,
+        storage: &dyn LogStorage,
+        tail: &[u8],
+    ) -> Result<Option<String>> {
+        /// Longer lines are not read for this check: an open reads what it returns.
+        const CHECKED_LEN_MAX: u64 = 1 << 20;
+        let Some(seq) = self.next_seq.checked_sub(1) else {
+            return Ok(None);
+        };
+        let record = match self.existing_record(seq) {
+            Ok(record) => record,
+            Err(Error::Index { reason, .. }) => {
+                return Ok(Some(format!("the last record: {reason}")));
+            }
+            Err(error) => return Err(error),
+        };
+        let len = u64::from(record.len_bytes);
+        let within = record
+            .offset_bytes
+            .checked_add(len)
+            .is_some_and(|end| end < self.indexed_len_bytes);
+        if !within {
+            return Ok(Some(format!(
+                "the last record ({seq}) lies outside the indexed prefix"
+            )));
+        }
+        if len > CHECKED_LEN_MAX {
+            return Ok(None);
+        }
+        let tail_start = self.hasher.tail_block_start_bytes();
+        let read;
+        let line = match record.offset_bytes.checked_sub(tail_start) {
+            // Inside the tail block, which ends at the end of the indexed prefix.
+            Some(at) => match tail.get(at as usize..(at + len) as usize) {
+                Some(line) => line,
+                None => return Ok(Some(format!("the last record ({seq}) ends past the tail"))),
+            },
+            None => {
+                let mut bytes = vec![0; len as usize];
+                read_exact_at(storage, record.offset_bytes, &mut bytes)
+                    .map_err(|e| Error::io(storage.path(), "read", e))?;
+                read = bytes;
+                &read
+            }
+        };
+        if crc32fast::hash(line) != record.crc32 {
+            return Ok(Some(format!(
+                "the last record ({seq}) does not match its line's crc32 at byte {}",
+                record.offset_bytes
+            )));
+        }
+        if record.kind.is_some()
+            && let Some(legacy_v1) = self.settled_legacy_v1()
+            && let Line::Entry(entry) = classify_bytes(line, legacy_v1, false)
+            && let Some(id) = entry.id
+            && *id != *record.id
+        {
+            return Ok(Some(format!(
+                "the last record ({seq}) names id {:?}, its line {id:?}",
+                record.id.as_str()
+            )));
+        }
+        Ok(None)
     }
 
     /// Re-hashes every full block of the indexed prefix and compares it with the stored hash.
