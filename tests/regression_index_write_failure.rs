@@ -4,22 +4,14 @@
 //! failures now leave the append successful; the handle answers from memory and the next open
 //! rebuilds (or, where the sidecar path cannot hold a file, replays) the index.
 
+mod common;
+
 use treelog::{IndexState, Session, SessionOptions, sidecar_path};
 
 /// The sidecar path becomes a directory after the open: every index write fails, no append does.
 #[test]
 fn appends_survive_an_unwritable_index() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("s.jsonl");
-    std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/pi-sample-200.jsonl"
-        ),
-        &path,
-    )
-    .expect("copy sample");
-    drop(Session::open(&path, SessionOptions::default()).expect("build the index"));
+    let (_dir, path) = common::indexed_sample();
 
     let mut session = Session::open(&path, SessionOptions::default()).expect("open");
     std::fs::remove_file(sidecar_path(&path)).expect("remove sidecar");

@@ -2,80 +2,52 @@
 //! u32::MAX) made a read allocate a buffer of that size before any check. Reads now refuse a
 //! record outside the indexed prefix with `Error::Index`, before allocating.
 
-use redb::{ReadableTable, TableDefinition};
+mod common;
+
+use redb::ReadableTable;
 use treelog::format::page::{PageView, encode_page};
 use treelog::format::record::Record;
-use treelog::{Error, IndexState, Session, SessionOptions, sidecar_path};
+use treelog::{Error, IndexState, Session, SessionOptions};
 
-const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
-
-/// Calls `damage(seq, last_seq, record)` on every record of the index (through the page codec,
-/// so that the damage still decodes).
-fn damage_records(path: &std::path::Path, damage: impl Fn(u64, u64, &mut Record)) {
-    let db = redb::Database::builder()
-        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
-        .open(sidecar_path(path))
-        .expect("open sidecar");
-    let txn = db.begin_write().expect("write txn");
-    {
-        let mut records = txn.open_table(RECORDS).expect("records table");
-        let all: Vec<(u64, Vec<u8>)> = records
-            .iter()
-            .expect("iterate")
-            .map(|item| {
-                let (key, value) = item.expect("record");
-                (key.value(), value.value().to_vec())
-            })
-            .collect();
-        let pages: Vec<(u64, Vec<Record>)> = all
-            .iter()
-            .map(|(first_seq, bytes)| {
-                let page = PageView::new(*first_seq, bytes)
-                    .and_then(|page| page.decode_all())
-                    .expect("a page treelog wrote decodes");
-                (*first_seq, page)
-            })
-            .collect();
-        let last_seq = pages
-            .iter()
-            .map(|(first_seq, page)| first_seq + page.len() as u64 - 1)
-            .max()
-            .expect("records");
-        for (first_seq, mut page) in pages {
-            for (seq, record) in (first_seq..).zip(&mut page) {
-                damage(seq, last_seq, record);
-            }
-            records
-                .insert(first_seq, encode_page(first_seq, &page).as_slice())
-                .expect("patch record");
-        }
-    }
-    txn.commit().expect("commit");
-}
-
-fn sample_copy(dir: &tempfile::TempDir) -> std::path::PathBuf {
-    let path = dir.path().join("s.jsonl");
-    std::fs::copy(
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/pi-sample-200.jsonl"
-        ),
-        &path,
-    )
-    .expect("copy sample");
-    drop(Session::open(&path, SessionOptions::default()).expect("build the index"));
-    path
+/// The seq of the last record in the sidecar (the last of its last page).
+fn last_seq(txn: &redb::WriteTransaction) -> u64 {
+    let records = txn.open_table(common::RECORDS).expect("records table");
+    let (first_seq, page) = records.last().expect("read").expect("a page");
+    let count = PageView::new(first_seq.value(), page.value())
+        .and_then(|page| page.decode_all())
+        .expect("a page treelog wrote decodes")
+        .len();
+    first_seq.value() + count as u64 - 1
 }
 
 /// Every record's length but the last one's set to u32::MAX (the open checks the last record
 /// against its line): the context read is an index error, not an abort.
 #[test]
 fn oversized_record_is_an_index_error() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = sample_copy(&dir);
-    damage_records(&path, |seq, last_seq, record| {
-        if seq != last_seq {
-            record.len_bytes = u32::MAX;
+    let (_dir, path) = common::indexed_sample();
+    common::tamper(&path, |txn| {
+        let last = last_seq(txn);
+        let mut records = txn.open_table(common::RECORDS).expect("records table");
+        let pages: Vec<(u64, Vec<u8>)> = records
+            .iter()
+            .expect("iterate")
+            .map(|item| {
+                let (key, value) = item.expect("page");
+                (key.value(), value.value().to_vec())
+            })
+            .collect();
+        for (first_seq, bytes) in pages {
+            let mut page = PageView::new(first_seq, &bytes)
+                .and_then(|page| page.decode_all())
+                .expect("a page treelog wrote decodes");
+            for (seq, record) in (first_seq..).zip(&mut page) {
+                if seq != last {
+                    record.len_bytes = u32::MAX;
+                }
+            }
+            records
+                .insert(first_seq, encode_page(first_seq, &page).as_slice())
+                .expect("patch page");
         }
     });
 
@@ -103,16 +75,13 @@ fn damaged_last_record_rebuilds_on_open() {
         ("id", |record| record.id = "0badc0de".into(), "names id"),
     ];
     for (case, damage, reason_part) in cases {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = sample_copy(&dir);
+        let (_dir, path) = common::indexed_sample();
         let expected = Session::open(&path, SessionOptions::default())
             .and_then(|session| session.build_context(None))
             .map(|context| format!("{context:?}"))
             .expect("context");
-        damage_records(&path, |seq, last_seq, record| {
-            if seq == last_seq {
-                damage(record);
-            }
+        common::tamper(&path, |txn| {
+            common::patch_record(txn, last_seq(txn), damage)
         });
         let session = Session::open(&path, SessionOptions::default()).expect("open");
         match session.index_state() {

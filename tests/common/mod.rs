@@ -104,6 +104,23 @@ pub fn scratch_dir() -> tempfile::TempDir {
         .unwrap()
 }
 
+/// A copy of the bundled pi transcript (`tests/data/pi-sample-200.jsonl`) in a new directory,
+/// with its index built by an open.
+pub fn indexed_sample() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = scratch_dir();
+    let path = dir.path().join("s.jsonl");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/pi-sample-200.jsonl"
+        ),
+        &path,
+    )
+    .expect("copy sample");
+    drop(Session::open(&path, SessionOptions::default()).expect("build the index"));
+    (dir, path)
+}
+
 /// Tables of the sidecar, for tests that damage it on purpose (format-spec/index.md).
 pub const CHILDREN: redb::TableDefinition<(u64, u64), ()> = redb::TableDefinition::new("children");
 pub const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
