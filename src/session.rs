@@ -1182,10 +1182,7 @@ impl Session {
     /// A record from a damaged index could name any range: it must lie inside the indexed
     /// prefix and be no longer than a parsed line can be, before a buffer is allocated for it.
     fn check_line_bounds(&self, record: &Record) -> Result<()> {
-        let end = record
-            .offset_bytes
-            .checked_add(u64::from(record.len_bytes) + 1);
-        if end.is_none_or(|end| end > self.store.indexed_len_bytes)
+        if !self.store.holds_line_of(record)
             || record.len_bytes as usize > crate::limits::LINE_LEN_MAX
         {
             return Err(Error::Index {

@@ -74,10 +74,8 @@ pub fn migrated_entry_id(
         hasher.update(&attempt.to_le_bytes());
         let digest = hasher.finalize();
         let bytes = digest.as_bytes();
-        let candidate = format!(
-            "{:02x}{:02x}{:02x}{:02x}",
-            bytes[0], bytes[1], bytes[2], bytes[3]
-        );
+        let candidate =
+            super::id_index::hex8_id(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]));
         if !taken(&candidate) {
             return candidate;
         }

@@ -568,6 +568,15 @@ impl Store {
         Ok(Ok(()))
     }
 
+    /// Whether the line `record` names, and the `\n` after it, lie inside the indexed prefix
+    /// (a record from a damaged index could name any range).
+    pub(crate) fn holds_line_of(&self, record: &Record) -> bool {
+        record
+            .offset_bytes
+            .checked_add(u64::from(record.len_bytes) + 1)
+            .is_some_and(|end| end <= self.indexed_len_bytes)
+    }
+
     /// Why the last record does not describe its line, if it does not: it must lie inside the
     /// indexed prefix, match the line's crc32 and, for an entry whose line names its id, hold
     /// that id. One record, whose line the tail block just read usually holds: a quick open
@@ -592,11 +601,7 @@ impl Store {
             Err(error) => return Err(error),
         };
         let len = u64::from(record.len_bytes);
-        let within = record
-            .offset_bytes
-            .checked_add(len)
-            .is_some_and(|end| end < self.indexed_len_bytes);
-        if !within {
+        if !self.holds_line_of(&record) {
             return Ok(Some(format!(
                 "the last record ({seq}) lies outside the indexed prefix"
             )));
@@ -620,7 +625,7 @@ impl Store {
                 &read
             }
         };
-        if crc32fast::hash(line) != record.crc32 {
+        if crate::line_reads::check_crc(storage.path(), &record, line).is_err() {
             return Ok(Some(format!(
                 "the last record ({seq}) does not match its line's crc32 at byte {}",
                 record.offset_bytes
@@ -2043,6 +2048,17 @@ pub(crate) mod tests {
         RESERVED_ID_STARTS.with(|cell| *cell.borrow_mut() = starts.iter().rev().copied().collect());
     }
 
+    const SESSION_HEADER_LINE: &str =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"cwd\":\"/w\"}\n";
+
+    /// The line of a user message with the 8-hex id `id`, child of `parent`.
+    fn message_line(id: u64, parent: Option<u64>) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p:08x}\""));
+        format!(
+            r#"{{"type":"message","id":"{id:08x}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"x"}}}}"#
+        ) + "\n"
+    }
+
     /// The length of the runs of reserved ids set by the test on this thread, if any.
     pub(super) fn forced_reserved_ids_len() -> Option<u64> {
         RESERVED_IDS_LEN_FORCED.with(Cell::get)
@@ -2057,13 +2073,8 @@ pub(crate) mod tests {
     fn reserved_ids_skip_every_held_id() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("log.jsonl");
-        let entry = |id: u64, parent: Option<u64>| {
-            let parent = parent.map_or("null".to_string(), |p| format!("\"{p:08x}\""));
-            format!(
-                r#"{{"type":"message","id":"{id:08x}","parentId":{parent},"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"x"}}}}"#
-            ) + "\n"
-        };
-        let mut log = r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#.to_string() + "\n";
+        let entry = message_line;
+        let mut log = SESSION_HEADER_LINE.to_string();
         log += &entry(0x200, None);
         std::fs::write(&path, &log).expect("write log");
         let sidecar = crate::index::sidecar_path(&path);
@@ -2120,12 +2131,8 @@ pub(crate) mod tests {
     fn narrow_flush_never_shadowed_by_ids_recent() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("log.jsonl");
-        let entry = |id: u64| {
-            format!(
-                r#"{{"type":"message","id":"{id:08x}","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"x"}}}}"#
-            ) + "\n"
-        };
-        let mut log = r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#.to_string() + "\n";
+        let entry = |id: u64| message_line(id, None);
+        let mut log = SESSION_HEADER_LINE.to_string();
         log += &entry(0x200);
         std::fs::write(&path, &log).expect("write log");
         let sidecar = crate::index::sidecar_path(&path);
