@@ -18,8 +18,3 @@ pub const FLUSH_ENTRIES_MAX: usize = 32768;
 
 /// Log bytes covered by unflushed index entries before a flush.
 pub const FLUSH_BYTES_MAX: u64 = 64 * 1024 * 1024;
-
-/// Entries and log bytes per index transaction while rebuilding into a private file (the
-/// overlay then holds up to this many records in memory, about 100 MiB).
-pub const REBUILD_FLUSH_ENTRIES_MAX: usize = 1 << 18;
-pub const REBUILD_FLUSH_BYTES_MAX: u64 = 512 * 1024 * 1024;

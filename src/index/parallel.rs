@@ -18,6 +18,7 @@ use super::apply::classify_bytes;
 use super::store::Store;
 use crate::error::{Error, Result};
 use crate::format::line::Line;
+use crate::limits::HASH_BLOCK_LEN;
 use crate::storage::LogStorage;
 
 /// A chunk without a line end is read again this many times larger, up to
@@ -230,11 +231,17 @@ fn apply_steps(
             // bytes into this core's cache in one streaming pass, and applying a line then
             // finds its id there instead of waiting on memory for it (that wait was ~90% of
             // `id_key` at 10M entries, ~7% of this thread).
+            // Each step ends at a hash block's edge where it can (`hashing.rs`: blake3 runs
+            // fastest on whole blocks).
             let mut hashed = 0;
             lines.drain(..).try_for_each(|line| {
                 let line_end = (line.offset_bytes - chunk.offset_bytes + line.len_bytes) as usize;
                 if line_end >= hashed {
-                    let until = (line_end + tuning.hash_ahead_bytes).min(chunk.bytes.len());
+                    let ahead_bytes =
+                        line.offset_bytes + line.len_bytes + tuning.hash_ahead_bytes as u64;
+                    let block_end_bytes = ahead_bytes.next_multiple_of(HASH_BLOCK_LEN);
+                    let until =
+                        ((block_end_bytes - chunk.offset_bytes) as usize).min(chunk.bytes.len());
                     store.hasher.update(&chunk.bytes[hashed..until]);
                     hashed = until;
                 }
