@@ -333,6 +333,26 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // The line before u3 carries the id u3 names, but an opaque id never shadows an
+            // entry's: a shortcut that takes the previous line for its parent must not apply.
+            name: "unknown type repeating an entry's id just before a child of that id",
+            log: log(&[
+                HEADER,
+                &u1,
+                &u2,
+                r#"{"type":"future_kind","id":"u1","parentId":"u2"}"#,
+                &user("u3", "u1", 3),
+            ]),
+            expect: Expect {
+                entries: &["u1", "u2", "u3"],
+                leaf: Some("u3"),
+                path: &["u1", "u3"],
+                opaque: 1,
+                recovered: false,
+                roles: &["user", "user"],
+            },
+        },
+        Case {
             name: "unknown type last: the leaf stays on the last entry",
             log: log(&[
                 HEADER,

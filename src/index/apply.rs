@@ -165,6 +165,15 @@ impl Store {
     /// The canonical entry a `parentId` names: entries resolve to themselves, opaque records
     /// to the entry their own parent resolved to. Only earlier lines are visible.
     fn resolve_parent(&self, parent: &ParentRef<'_>) -> Result<u64> {
+        // Most entries continue the line before them: an entry's id names its own line (the
+        // latest line with an id, and entries are filed before opaque records), so no lookup.
+        if let ParentRef::Id(id) = parent
+            && let Some(previous) = self.overlay.records.last()
+            && previous.kind.is_some()
+            && previous.id == **id
+        {
+            return Ok(self.next_seq - 1);
+        }
         Ok(match parent {
             ParentRef::Absent => self.state.leaf_seq,
             ParentRef::Root => SEQ_NONE,
