@@ -391,7 +391,10 @@ impl Store {
             let Some(Db::Writer(db)) = self.db.as_mut() else {
                 unreachable!("the rebuild database was opened for writing above");
             };
-            guarded(&temp_path, || compact_if_worth_it(db, &temp_path))
+            let log_bytes = self.indexed_len_bytes;
+            guarded(&temp_path, || {
+                compact_if_worth_it(db, &temp_path, log_bytes)
+            })
         })();
         self.build_mode = false;
         self.db = None;
@@ -1895,34 +1898,29 @@ fn writer<'a>(db: &'a Option<Db>, path: &Path) -> Result<&'a Database> {
 
 /// A rebuilt file is compacted when more than this fraction of it is slack ...
 const COMPACT_SLACK_MIN: f64 = 0.2;
-/// ... or, up to `COMPACT_SMALL_FILE_BYTES`, more than this fraction if that is at least
-/// `COMPACT_SLACK_BYTES_MIN` (see `compaction_worth_it`).
-const COMPACT_SLACK_MIN_SMALL: f64 = 0.05;
-const COMPACT_SMALL_FILE_BYTES: u64 = 256 * 1024 * 1024;
-const COMPACT_SLACK_BYTES_MIN: u64 = 1024 * 1024;
+/// ... and it is more than this fraction of the log it indexes (see `compaction_worth_it`).
+const COMPACT_FILE_OF_LOG_MIN: f64 = 0.05;
 
-/// Whether compacting a freshly built index of `file_bytes`, `used_bytes` of them in use, is
-/// worth its cost. redb grows a small file by doubling it, so up to half of it may be unused
-/// (1M entries: 142.6 MB of file, 101.3 MB in use); compaction moves pages down and trims, at
-/// the cost of rewriting them over several durable commits.
-/// - Up to a few hundred MB that costs little: a 140k-entry rebuild of pi-shaped entries (104
-///   MiB of log; 17.8 MB of file, a fifth of it unused) took 0.03 s longer with it (medians
-///   0.34 and 0.31 s, 5 alternating runs) and left 14.3 MB (13.1% of the log instead of
-///   16.3%); at 100k and 1M entries it trims 43% and 29% in a few percent of the rebuild.
-/// - At 10M entries it took 5.8 s (a sixth of the rebuild) to trim 11%: large files are
-///   compacted only when a fifth of them is slack.
-/// - Under 1 MiB of slack, a few durable commits cost more than the bytes they save.
-fn compaction_worth_it(file_bytes: u64, used_bytes: u64) -> bool {
+/// Whether compacting a freshly built index of `file_bytes`, `used_bytes` of them in use, for
+/// a log of `log_bytes`, is worth its cost. redb grows a file by doubling its regions, so up to
+/// half of it may be unused; compaction moves pages down and trims, at the cost of rewriting
+/// them over several durable commits, and that runs alone at the end of a rebuild.
+/// - Since schema 7 an index is 2-6% of its log, and the slack of a large one is a small part
+///   of the log: at 1M entries 4.8 MB of 35.7 MB (13%; 0.4% of the 1.3 GB log), trimmed in
+///   ~50 ms, 3-4% of the rebuild; at 100k entries 1.2 MB of 4.5 MB in 11 ms (5%). Those are
+///   left as they are: the file is then 2.7% and 3.4% of the log.
+/// - A small log's index is mostly redb's fixed tables: 143 KB for 1,000 entries (1.2 MB of
+///   log, 12%), 40% of it slack. Compacting it (~5 ms) keeps it under a tenth of the log.
+/// - Until schema 7, with ~100 bytes an entry, compaction kept indexes near 8% of the log
+///   instead of 11-16%; at 10M entries it took 5.8 s (a sixth of the rebuild) to trim 11%.
+fn compaction_worth_it(file_bytes: u64, used_bytes: u64, log_bytes: u64) -> bool {
     let slack_bytes = file_bytes.saturating_sub(used_bytes);
     let slack = slack_bytes as f64 / file_bytes.max(1) as f64;
-    slack >= COMPACT_SLACK_MIN
-        || (file_bytes <= COMPACT_SMALL_FILE_BYTES
-            && slack_bytes >= COMPACT_SLACK_BYTES_MIN
-            && slack >= COMPACT_SLACK_MIN_SMALL)
+    slack >= COMPACT_SLACK_MIN && file_bytes as f64 > COMPACT_FILE_OF_LOG_MIN * log_bytes as f64
 }
 
 /// Compacts a freshly built index when [`compaction_worth_it`].
-fn compact_if_worth_it(db: &mut Database, path: &Path) -> Result<()> {
+fn compact_if_worth_it(db: &mut Database, path: &Path, log_bytes: u64) -> Result<()> {
     let txn = db.begin_write().map_err(|e| index_error(path, e))?;
     let stats = txn.stats().map_err(|e| index_error(path, e))?;
     txn.abort().map_err(|e| index_error(path, e))?;
@@ -1930,7 +1928,7 @@ fn compact_if_worth_it(db: &mut Database, path: &Path) -> Result<()> {
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| Error::io(path, "stat", e))?
         .len();
-    if !compaction_worth_it(file_bytes, used_bytes) {
+    if !compaction_worth_it(file_bytes, used_bytes, log_bytes) {
         return Ok(());
     }
     db.compact().map(drop).map_err(|e| index_error(path, e))
@@ -1987,29 +1985,36 @@ pub(crate) mod tests {
         FAIL_TABLE_READS.with(Cell::get)
     }
 
-    /// Compaction runs for a fifth of slack at any size, and for a twentieth of at least
-    /// 1 MiB up to 256 MiB: a 17.8 MB pi-shaped sidecar with 3.5 MB of slack is trimmed, a
-    /// tiny one with a page of slack or a 1.1 GB one with 11% is not.
+    /// Compaction runs for a fifth of slack in a file that is more than a twentieth of its
+    /// log: a small log's index (mostly redb's fixed tables) is trimmed, the 2-4% indexes of
+    /// the 100k and 1M bench logs are not, nor a file with little slack.
     #[test]
     fn compaction_worth_it_by_size_and_slack() {
         const MB: u64 = 1_000_000;
         let cases = [
-            // (file bytes, used bytes, compact?)
-            (142_600_000, 101_300_000, true),
-            (17_829_888, 14_303_232, true),
-            (69_632, 65_536, false),
-            (155_648, 77_824, true),
-            (20 * MB, 19_500_000, false),
-            (20 * MB, 18_900_000, true),
-            (1_100 * MB, 979 * MB, false),
-            (1_100 * MB, 800 * MB, true),
-            (0, 0, false),
+            // (file bytes, used bytes, log bytes, compact?)
+            // 1M generated entries: 13% slack, the file 2.7% of the log.
+            (35_655_680, 30_851_072, 1_299_569_947, false),
+            // 100k: 28% slack, but the file is 3.4% of the log.
+            (4_460_544, 3_227_648, 130_024_346, false),
+            // 1,000 entries: redb's fixed tables, 40% slack, 12% of the log.
+            (143_360, 86_016, 1_227_000, true),
+            // A file a sixth of its log, more than a fifth of it slack; just under a fifth
+            // (pi-shaped entries before schema 7) is not worth it.
+            (18 * MB, 14 * MB, 104 * MB, true),
+            (17_829_888, 14_303_232, 104 * MB, false),
+            // Large slack in a file that is a large part of its log.
+            (142_600_000, 101_300_000, 1_000 * MB, true),
+            // Little slack, whatever the file's share of the log.
+            (20 * MB, 18_900_000, 100 * MB, false),
+            (1_100 * MB, 979 * MB, 10_000 * MB, false),
+            (0, 0, 0, false),
         ];
-        for (file_bytes, used_bytes, expected) in cases {
+        for (file_bytes, used_bytes, log_bytes, expected) in cases {
             assert_eq!(
-                compaction_worth_it(file_bytes, used_bytes),
+                compaction_worth_it(file_bytes, used_bytes, log_bytes),
                 expected,
-                "{file_bytes} bytes, {used_bytes} used"
+                "{file_bytes} bytes, {used_bytes} used, log {log_bytes}"
             );
         }
     }
