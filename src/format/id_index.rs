@@ -363,6 +363,21 @@ pub fn merge_entries(old: &[(u64, u64)], new: &[(u64, u64)]) -> Vec<(u64, u64)> 
     out
 }
 
+/// Files `run` (sorted by key without repeats) as the newest of `runs`, oldest first, as a
+/// rebuild keeps its ids (format-spec/index.md, section 4). Runs are merged much as a binary
+/// counter carries: while the run before it is less than twice as long, the two become one (a
+/// key in both takes the newer seq). So each run is at least twice the next newer one, and n
+/// ids in runs of at least m are held in at most log2(n / m) + 1 runs, which a lookup of an id
+/// not yet filed (every new hashed id, every unknown parent) searches each; each id is moved
+/// about that many times (16 bytes, sequentially). Flushes vary in size (they end with a chunk
+/// of lines): a rule of "no longer than" left 14 runs at 10M entries.
+pub fn push_run(runs: &mut Vec<Vec<(u64, u64)>>, mut run: Vec<(u64, u64)>) {
+    while let Some(older) = runs.pop_if(|older| older.len() < 2 * run.len()) {
+        run = merge_entries(&older, &run);
+    }
+    runs.push(run);
+}
+
 /// The union of `runs` (each sorted by key without repeats) in key order; a key in several
 /// runs takes its largest seq (the latest line with the id).
 pub fn merge_sorted_runs(runs: &[Vec<(u64, u64)>]) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -586,6 +601,35 @@ pub(crate) mod tests {
             let runs: Vec<Vec<(u64, u64)>> =
                 runs.iter().map(|run| run.iter().map(|(k, v)| (*k, *v)).collect()).collect();
             let merged: Vec<(u64, u64)> = merge_sorted_runs(&runs).collect();
+            proptest::prop_assert_eq!(merged, model.into_iter().collect::<Vec<_>>());
+        }
+
+        /// Runs filed by `push_run` hold the union of what was pushed (the latest push
+        /// winning a key), each at least twice the next newer one, and so at most
+        /// log2(entries held / shortest push + 1) of them.
+        #[test]
+        fn pushed_runs_halve_and_hold_the_union(
+            pushes in proptest::collection::vec(
+                proptest::collection::btree_map(0u64..20_000, 0u64..1_000, 20..60), 1..80),
+        ) {
+            let mut runs = Vec::new();
+            let mut model = std::collections::BTreeMap::new();
+            for push in &pushes {
+                model.extend(push.iter().map(|(key, seq)| (*key, *seq)));
+                push_run(&mut runs, push.iter().map(|(key, seq)| (*key, *seq)).collect());
+            }
+            for pair in runs.windows(2) {
+                proptest::prop_assert!(pair[0].len() >= 2 * pair[1].len());
+            }
+            // Runs of at least `shortest`, each at least twice the next: R of them hold at
+            // least shortest * (2^R - 1) entries.
+            let shortest = pushes.iter().map(|push| push.len()).min().unwrap_or(1) as f64;
+            let held: usize = runs.iter().map(Vec::len).sum();
+            let bound = (held as f64 / shortest + 1.0).log2().floor() as usize;
+            proptest::prop_assert!(runs.len() <= bound, "{} runs, bound {bound}", runs.len());
+            let merged: Vec<(u64, u64)> = runs
+                .iter()
+                .fold(Vec::new(), |union, run| merge_entries(&union, run));
             proptest::prop_assert_eq!(merged, model.into_iter().collect::<Vec<_>>());
         }
 

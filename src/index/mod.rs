@@ -11,6 +11,7 @@ mod hashing;
 mod id_table;
 mod parallel;
 mod store;
+mod writeback;
 
 pub use store::{IndexState, Verify};
 pub(crate) use store::{Lag, Store};

@@ -1,0 +1,58 @@
+//! Early writeback of a rebuild's private index file. A rebuild commits without durability
+//! until its last commit, which makes the whole file durable with one `fsync`; with every byte
+//! of the file still to be written to disk at that point, that `fsync` alone took 1.6 s of a
+//! 17 s rebuild at 10M entries, with nothing else to do meanwhile. A helper thread asks the
+//! kernel to write the file out after each flush of the rebuild instead, while the other
+//! threads go on parsing, so the last `fsync` finds little left.
+//!
+//! Best effort: the helper's errors are ignored (the last commit's own `fsync` reports any), and
+//! where the file cannot be opened again or no thread can be started, the rebuild goes on
+//! without it.
+
+use std::path::Path;
+use std::sync::mpsc;
+
+pub(crate) struct Writeback {
+    /// A request for a writeback; one waiting is enough, later ones are dropped.
+    requests: Option<mpsc::SyncSender<()>>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writeback {
+    /// Starts the helper for the file at `path`, or `None`.
+    pub fn start(path: &Path) -> Option<Writeback> {
+        // A read-only handle is enough: `fdatasync` writes out the file's dirty pages whoever
+        // wrote them.
+        let file = std::fs::File::open(path).ok()?;
+        let (requests, received) = mpsc::sync_channel(1);
+        let worker = std::thread::Builder::new()
+            .name("treelog-writeback".into())
+            .spawn(move || {
+                for () in received {
+                    let _ = file.sync_data();
+                }
+            })
+            .ok()?;
+        Some(Writeback {
+            requests: Some(requests),
+            worker: Some(worker),
+        })
+    }
+
+    /// Asks for the file's written pages to be written to disk, unless a request is waiting.
+    pub fn request(&self) {
+        if let Some(requests) = &self.requests {
+            let _ = requests.try_send(());
+        }
+    }
+}
+
+impl Drop for Writeback {
+    /// Stops the helper after the writeback under way, if any.
+    fn drop(&mut self) {
+        drop(self.requests.take());
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
