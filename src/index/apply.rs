@@ -165,8 +165,9 @@ impl Store {
     /// The canonical entry a `parentId` names: entries resolve to themselves, opaque records
     /// to the entry their own parent resolved to. Only earlier lines are visible.
     fn resolve_parent(&self, parent: &ParentRef<'_>) -> Result<u64> {
-        // Most entries continue the line before them: an entry's id names its own line (the
-        // latest line with an id, and entries are filed before opaque records), so no lookup.
+        // Most entries continue the record before them. While that record is the latest and
+        // an entry, its id names it (the latest line with an id wins, and an opaque record's
+        // id never shadows an entry's), so no lookup is needed.
         if let ParentRef::Id(id) = parent
             && let Some(previous) = self.overlay.records.last()
             && previous.kind.is_some()

@@ -48,9 +48,6 @@ impl PrefixHasher {
                 continue;
             }
             let take = (BLOCK_LEN - self.pending.len()).min(bytes.len());
-            if self.pending.capacity() < BLOCK_LEN {
-                self.pending.reserve_exact(BLOCK_LEN - self.pending.len());
-            }
             self.pending.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
             if self.pending.len() == BLOCK_LEN {

@@ -572,6 +572,28 @@ mod tests {
         }
     }
 
+    /// Chunks of several hash blocks, whose hashing steps end at block edges inside them, give
+    /// the plain scan's block and tail hashes, however far hashing runs ahead.
+    #[test]
+    fn block_edges_inside_chunks_same_as_sequential() {
+        let log = entries_log(3000);
+        assert!(
+            log.len() > 8 * HASH_BLOCK_LEN as usize,
+            "{} bytes",
+            log.len()
+        );
+        let expected = index_of(&log, sequential());
+        for hash_ahead_bytes in [0, 1000, 100_000] {
+            let tuning = Tuning {
+                min_bytes: 0,
+                chunk_len: 300_000,
+                chunk_len_max: 1_200_000,
+                hash_ahead_bytes,
+            };
+            assert_eq!(index_of(&log, tuning), expected, "{hash_ahead_bytes}");
+        }
+    }
+
     /// The bundled pi transcript indexes the same on the threaded path as on the plain scan.
     #[test]
     fn pi_sample_same_as_sequential() {

@@ -169,8 +169,8 @@ pub(crate) struct Store {
     pub(crate) parallel: Tuning,
     /// While rebuilding, each flush keeps its id entries, sorted, in memory (an id run: 16
     /// bytes per id) instead of merging them among all the ids so far (random keys: most id
-    /// pages would be rewritten at every flush), runs of equal length merged as they come
-    /// (`id_index::push_run`). Lookups read the runs newest first; the rebuild ends by writing their
+    /// pages would be rewritten at every flush), a run merged into the one before it while
+    /// that one is less than twice as long (`id_index::push_run`). Lookups read the runs newest first; the rebuild ends by writing their
     /// union into `ids` in key order, once.
     id_runs: Vec<Vec<(u64, u64)>>,
     /// While rebuilding: writes the private file out to disk after each flush
@@ -392,7 +392,8 @@ impl Store {
             self.catch_up(storage)?;
             // The last overlay becomes the last id run; the merge is the durable commit.
             self.flush(storage)?;
-            // Waits for the writeback under way, if any: the commit's own `fsync` follows.
+            // Waits for the writeback under way, if any (a request still waiting is dropped):
+            // the commit's own `fsync` follows.
             self.writeback = None;
             guarded(&temp_path, || self.merge_id_runs(&temp_path))?;
             self.build_mode = false;
@@ -1904,13 +1905,13 @@ fn writer<'a>(db: &'a Option<Db>, path: &Path) -> Result<&'a Database> {
 /// helper (`writeback.rs`) sends them to disk, and that commit took 0.15 s (peak RSS 304 MiB).
 const REBUILD_CACHE_BYTES: usize = 64 << 20;
 
-/// A rebuilt file is compacted when more than this fraction of it is slack ...
+/// A rebuilt file is compacted when at least this fraction of it is slack ...
 const COMPACT_SLACK_MIN: f64 = 0.2;
 /// ... and it is more than this fraction of the log it indexes (see `compaction_worth_it`).
 const COMPACT_FILE_OF_LOG_MIN: f64 = 0.05;
 
 /// Whether compacting a freshly built index of `file_bytes`, `used_bytes` of them in use, for
-/// a log of `log_bytes`, is worth its cost. redb grows a file by doubling its regions, so up to
+/// a log of which it indexes `indexed_log_bytes`, is worth its cost. redb grows a file by doubling its regions, so up to
 /// half of it may be unused; compaction moves pages down and trims, at the cost of rewriting
 /// them over several durable commits, and that runs alone at the end of a rebuild.
 /// - Since schema 7 an index is 2-6% of its log, and the slack of a large one is a small part
@@ -1921,10 +1922,11 @@ const COMPACT_FILE_OF_LOG_MIN: f64 = 0.05;
 ///   log, 12%), 40% of it slack. Compacting it (~5 ms) keeps it under a tenth of the log.
 /// - Until schema 7, with ~100 bytes an entry, compaction kept indexes near 8% of the log
 ///   instead of 11-16%; at 10M entries it took 5.8 s (a sixth of the rebuild) to trim 11%.
-fn compaction_worth_it(file_bytes: u64, used_bytes: u64, log_bytes: u64) -> bool {
+fn compaction_worth_it(file_bytes: u64, used_bytes: u64, indexed_log_bytes: u64) -> bool {
     let slack_bytes = file_bytes.saturating_sub(used_bytes);
     let slack = slack_bytes as f64 / file_bytes.max(1) as f64;
-    slack >= COMPACT_SLACK_MIN && file_bytes as f64 > COMPACT_FILE_OF_LOG_MIN * log_bytes as f64
+    slack >= COMPACT_SLACK_MIN
+        && file_bytes as f64 > COMPACT_FILE_OF_LOG_MIN * indexed_log_bytes as f64
 }
 
 /// Compacts a freshly built index when [`compaction_worth_it`].
@@ -1993,7 +1995,7 @@ pub(crate) mod tests {
         FAIL_TABLE_READS.with(Cell::get)
     }
 
-    /// Compaction runs for a fifth of slack in a file that is more than a twentieth of its
+    /// Compaction runs for a fifth of slack or more in a file that is more than a twentieth of its
     /// log: a small log's index (mostly redb's fixed tables) is trimmed, the 2-4% indexes of
     /// the 100k and 1M bench logs are not, nor a file with little slack.
     #[test]
@@ -2214,16 +2216,18 @@ pub(crate) mod tests {
     }
 
     /// Everything a store answers, to compare two ways of building it: the indexed length,
-    /// state and hashes; every record, what its id finds, its children; then a missing id, the
+    /// state and hashes (the block hashes not yet written, all of them in a store without a
+    /// database); every record, what its id finds, its children; then a missing id, the
     /// roots and the labels.
     pub(crate) fn dump(store: &Store) -> String {
         let mut out = format!(
-            "len {} next {} state {:?} hash {:?} tail {:?}\n",
+            "len {} next {} state {:?} hash {:?} tail {:?} blocks {:?}\n",
             store.indexed_len_bytes,
             store.next_seq,
             store.state,
             store.first_line_hash,
-            store.hasher.tail_hash()
+            store.hasher.tail_hash(),
+            store.hasher.finished()
         );
         for seq in 0..store.next_seq {
             let record = store.existing_record(seq).expect("record");

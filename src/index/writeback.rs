@@ -10,11 +10,16 @@
 //! without it.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 pub(crate) struct Writeback {
     /// A request for a writeback; one waiting is enough, later ones are dropped.
     requests: Option<mpsc::SyncSender<()>>,
+    /// Set when the helper is dropped: a request still waiting is not carried out (the last
+    /// commit's own `fsync` follows, or the file is about to be deleted).
+    stopped: Arc<AtomicBool>,
     worker: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -25,16 +30,22 @@ impl Writeback {
         // wrote them.
         let file = std::fs::File::open(path).ok()?;
         let (requests, received) = mpsc::sync_channel(1);
+        let stopped = Arc::new(AtomicBool::new(false));
+        let stopped_seen = Arc::clone(&stopped);
         let worker = std::thread::Builder::new()
             .name("treelog-writeback".into())
             .spawn(move || {
                 for () in received {
+                    if stopped_seen.load(Ordering::Acquire) {
+                        break;
+                    }
                     let _ = file.sync_data();
                 }
             })
             .ok()?;
         Some(Writeback {
             requests: Some(requests),
+            stopped,
             worker: Some(worker),
         })
     }
@@ -48,8 +59,10 @@ impl Writeback {
 }
 
 impl Drop for Writeback {
-    /// Stops the helper after the writeback under way, if any.
+    /// Stops the helper after the writeback under way, if any; a request still waiting is
+    /// dropped.
     fn drop(&mut self) {
+        self.stopped.store(true, Ordering::Release);
         drop(self.requests.take());
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
