@@ -367,7 +367,7 @@ pub fn merge_entries(old: &[(u64, u64)], new: &[(u64, u64)]) -> Vec<(u64, u64)> 
 /// rebuild keeps its ids (format-spec/index.md, section 4). Runs are merged much as a binary
 /// counter carries: while the run before it is less than twice as long, the two become one (a
 /// key in both takes the newer seq). So each run is at least twice the next newer one, and n
-/// ids in runs of at least m are held in at most log2(n / m) + 1 runs, which a lookup of an id
+/// ids in runs of at least m are held in at most log2(n / m + 1) runs, which a lookup of an id
 /// not yet filed (every new hashed id, every unknown parent) searches each; each id is moved
 /// about that many times (16 bytes, sequentially). Flushes vary in size (they end with a chunk
 /// of lines): a rule of "no longer than" left 14 runs at 10M entries.

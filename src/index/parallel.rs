@@ -238,7 +238,7 @@ fn apply_steps(
                 let line_end = (line.offset_bytes - chunk.offset_bytes + line.len_bytes) as usize;
                 if line_end >= hashed {
                     let ahead_bytes =
-                        line.offset_bytes + line.len_bytes + tuning.hash_ahead_bytes as u64;
+                        chunk.offset_bytes + (line_end + tuning.hash_ahead_bytes) as u64;
                     let block_end_bytes = ahead_bytes.next_multiple_of(HASH_BLOCK_LEN);
                     let until =
                         ((block_end_bytes - chunk.offset_bytes) as usize).min(chunk.bytes.len());

@@ -170,8 +170,8 @@ pub(crate) struct Store {
     /// While rebuilding, each flush keeps its id entries, sorted, in memory (an id run: 16
     /// bytes per id) instead of merging them among all the ids so far (random keys: most id
     /// pages would be rewritten at every flush), a run merged into the one before it while
-    /// that one is less than twice as long (`id_index::push_run`). Lookups read the runs newest first; the rebuild ends by writing their
-    /// union into `ids` in key order, once.
+    /// that one is less than twice as long (`id_index::push_run`). Lookups read the runs
+    /// newest first; the rebuild ends by writing their union into `ids` in key order, once.
     id_runs: Vec<Vec<(u64, u64)>>,
     /// While rebuilding: writes the private file out to disk after each flush
     /// (`writeback.rs`).
@@ -401,9 +401,9 @@ impl Store {
             let Some(Db::Writer(db)) = self.db.as_mut() else {
                 unreachable!("the rebuild database was opened for writing above");
             };
-            let log_bytes = self.indexed_len_bytes;
+            let indexed_log_bytes = self.indexed_len_bytes;
             guarded(&temp_path, || {
-                compact_if_worth_it(db, &temp_path, log_bytes)
+                compact_if_worth_it(db, &temp_path, indexed_log_bytes)
             })
         })();
         self.build_mode = false;
@@ -929,8 +929,8 @@ impl Store {
     }
 
     /// True when the overlay is big enough to be written out. A rebuild flushes as often as
-    /// appends do: its commits are not durable and its ids go to runs (`id_index::push_run`), so a
-    /// flush touches few pages, and an overlay of 32,768 records keeps its id map in the
+    /// appends do: its commits are not durable and its ids go to runs (`id_index::push_run`),
+    /// so a flush touches few pages, and an overlay of 32,768 records keeps its id map in the
     /// core's cache. Flushes of 2^18 records, once needed when each one merged its ids into
     /// the id table, made 1M-entry rebuilds ~7% slower than these with merged runs (medians
     /// of 8 alternating runs: 1.445 against 1.350 s) for ~25 MB more memory.
@@ -1911,9 +1911,10 @@ const COMPACT_SLACK_MIN: f64 = 0.2;
 const COMPACT_FILE_OF_LOG_MIN: f64 = 0.05;
 
 /// Whether compacting a freshly built index of `file_bytes`, `used_bytes` of them in use, for
-/// a log of which it indexes `indexed_log_bytes`, is worth its cost. redb grows a file by doubling its regions, so up to
-/// half of it may be unused; compaction moves pages down and trims, at the cost of rewriting
-/// them over several durable commits, and that runs alone at the end of a rebuild.
+/// a log of which it indexes `indexed_log_bytes`, is worth its cost. redb grows a file by
+/// doubling its regions, so up to half of it may be unused; compaction moves pages down and
+/// trims, at the cost of rewriting them over several durable commits, and that runs alone at
+/// the end of a rebuild.
 /// - Since schema 7 an index is 2-6% of its log, and the slack of a large one is a small part
 ///   of the log: at 1M entries 4.8 MB of 35.7 MB (13%; 0.4% of the 1.3 GB log), trimmed in
 ///   ~50 ms, 3-4% of the rebuild; at 100k entries 1.2 MB of 4.5 MB in 11 ms (5%). Those are
@@ -1930,7 +1931,7 @@ fn compaction_worth_it(file_bytes: u64, used_bytes: u64, indexed_log_bytes: u64)
 }
 
 /// Compacts a freshly built index when [`compaction_worth_it`].
-fn compact_if_worth_it(db: &mut Database, path: &Path, log_bytes: u64) -> Result<()> {
+fn compact_if_worth_it(db: &mut Database, path: &Path, indexed_log_bytes: u64) -> Result<()> {
     let txn = db.begin_write().map_err(|e| index_error(path, e))?;
     let stats = txn.stats().map_err(|e| index_error(path, e))?;
     txn.abort().map_err(|e| index_error(path, e))?;
@@ -1938,7 +1939,7 @@ fn compact_if_worth_it(db: &mut Database, path: &Path, log_bytes: u64) -> Result
     let file_bytes = std::fs::metadata(path)
         .map_err(|e| Error::io(path, "stat", e))?
         .len();
-    if !compaction_worth_it(file_bytes, used_bytes, log_bytes) {
+    if !compaction_worth_it(file_bytes, used_bytes, indexed_log_bytes) {
         return Ok(());
     }
     db.compact().map(drop).map_err(|e| index_error(path, e))
@@ -1995,9 +1996,9 @@ pub(crate) mod tests {
         FAIL_TABLE_READS.with(Cell::get)
     }
 
-    /// Compaction runs for a fifth of slack or more in a file that is more than a twentieth of its
-    /// log: a small log's index (mostly redb's fixed tables) is trimmed, the 2-4% indexes of
-    /// the 100k and 1M bench logs are not, nor a file with little slack.
+    /// Compaction runs for a fifth of slack or more in a file that is more than a twentieth of
+    /// its log: a small log's index (mostly redb's fixed tables) is trimmed, the 2-4% indexes
+    /// of the 100k and 1M bench logs are not, nor a file with little slack.
     #[test]
     fn compaction_worth_it_by_size_and_slack() {
         const MB: u64 = 1_000_000;
