@@ -38,7 +38,7 @@ fn fixture() -> &'static Path {
             let path_ids = session.path_ids(None).expect("path");
             let first_kept = path_ids[path_ids.len() - 20].clone();
             session
-                .append_compaction("summary", &first_kept, "1000", None, None)
+                .append_compaction("summary", Some(&first_kept), "1000", None, None, None)
                 .expect("compaction");
         }
         session.close().expect("close");

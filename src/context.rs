@@ -3,12 +3,13 @@
 //! the compaction's first kept entry instead of the root.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::format::json_scan;
-use crate::format::line::{EntryKind, json_text_str};
+use crate::format::line::{EntryKind, json_text_str, with_field};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::write::push_json_string;
 use crate::index::Store;
@@ -85,10 +86,191 @@ fn raw(json: String) -> JsonText {
     JsonText(Text::Owned(json))
 }
 
-pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
+/// Which pi's context rule [`crate::Session::build_context`] follows. The two agree on every
+/// file pi 0.73.1 writes in the ordinary way; they differ on the same file where 1.6 added
+/// rules (format-spec/log.md §7).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PiCompat {
+    /// pi 1.6 (`@earendil-works/pi-coding-agent`): context edits, compaction system messages,
+    /// system messages left out of a compaction's kept range, missing contents filled in.
+    #[default]
+    Current,
+    /// pi 0.73.1 (`@mariozechner/pi-coding-agent`), the last release under that name.
+    V0_73,
+}
+
+/// pi 1.6's `buildSessionProjection` for one leaf: each context entry (`buildContextEntries`)
+/// with the messages it contributes, and the settings of the path.
+#[derive(Clone, Debug)]
+pub struct Projection {
+    pub entries: Vec<ProjectedEntry>,
+    pub thinking_level: JsonText,
+    pub model: Option<JsonText>,
+}
+
+/// One context entry and what it contributes to the model's context.
+#[derive(Clone, Debug)]
+pub struct ProjectedEntry {
+    pub id: String,
+    /// The entry's line as stored (pi's `sourceEntry`); empty when the projection was built
+    /// for the messages only.
+    pub source: JsonText,
+    pub messages: Vec<JsonText>,
+    pub(crate) seq: u64,
+}
+
+impl Projection {
+    /// pi's `{entries: [{sourceEntry, messages}], messages, thinkingLevel, model}` as JSON.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"entries\":[");
+        for (index, entry) in self.entries.iter().enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"sourceEntry\":");
+            out.push_str(entry.source.get());
+            out.push_str(",\"messages\":");
+            push_array(&mut out, &entry.messages);
+            out.push('}');
+        }
+        out.push_str("],\"messages\":");
+        push_array(
+            &mut out,
+            self.entries.iter().flat_map(|entry| &entry.messages),
+        );
+        out.push_str(",\"thinkingLevel\":");
+        out.push_str(self.thinking_level.get());
+        out.push_str(",\"model\":");
+        out.push_str(self.model.as_ref().map_or("null", |model| model.get()));
+        out.push('}');
+        out
+    }
+
+    /// The context these entries make: their messages in order, and the settings.
+    pub fn into_context(self) -> Context {
+        Context {
+            messages: self
+                .entries
+                .into_iter()
+                .flat_map(|entry| entry.messages)
+                .collect(),
+            thinking_level: self.thinking_level,
+            model: self.model,
+        }
+    }
+}
+
+fn push_array<'a>(out: &mut String, values: impl IntoIterator<Item = &'a JsonText>) {
+    out.push('[');
+    for (index, value) in values.into_iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(value.get());
+    }
+    out.push(']');
+}
+
+/// The context of `leaf_seq` by `compat`'s rule. Reads only the lines that contribute.
+pub(crate) fn build(session: &Session, leaf_seq: u64, compat: PiCompat) -> Result<Context> {
+    Ok(project(session, leaf_seq, compat, false)?.into_context())
+}
+
+/// pi 1.6's projection of `leaf_seq`, every context entry's line read.
+pub(crate) fn build_projection(session: &Session, leaf_seq: u64) -> Result<Projection> {
+    project(session, leaf_seq, PiCompat::Current, true)
+}
+
+/// The context entries of `leaf_seq` (pi 1.6's `buildContextEntries`), as sequence numbers.
+pub(crate) fn context_entry_seqs(session: &Session, leaf_seq: u64) -> Result<Vec<u64>> {
+    let projection = project(session, leaf_seq, PiCompat::Current, false)?;
+    Ok(projection.entries.iter().map(|entry| entry.seq).collect())
+}
+
+/// The latest compaction on a path and where its kept range starts.
+struct KeptRange {
+    /// The compaction and its line, if the path has one.
+    compaction: Option<(u64, String)>,
+    /// The first entry of the context part of the path: the first kept entry when it is an
+    /// ancestor of the compaction, else the compaction; `SEQ_NONE` (the root) without one.
+    stop_seq: u64,
+}
+
+fn kept_range(session: &Session, leaf: &Record) -> Result<KeptRange> {
+    let store = session.store();
+    if leaf.compaction_seq == SEQ_NONE {
+        return Ok(KeptRange {
+            compaction: None,
+            stop_seq: SEQ_NONE,
+        });
+    }
+    let compaction = store.existing_record(leaf.compaction_seq)?;
+    let line = read(session, &compaction)?;
+    let mut first_kept = field(&line, "firstKeptEntryId")
+        .and_then(|raw| json_text_str(raw.get()).map(Cow::into_owned));
+    if first_kept.is_none() && store.state.header_version < 2 && !store.state.header_recovered {
+        // v1 compactions name the first kept entry by its index among the parsed records,
+        // the header being record 0 (pi's v1 -> v2 migration): entry `index - 1` here.
+        let index =
+            field(&line, "firstKeptEntryIndex").and_then(|raw| raw.get().parse::<u64>().ok());
+        if let Some(seq) = index
+            .and_then(|index| index.checked_sub(1))
+            .filter(|seq| *seq < store.record_count())
+        {
+            let record = store.existing_record(seq)?;
+            if record.kind.is_some() {
+                first_kept = Some(record.id.into_string());
+            }
+        }
+    }
+    // Entries before the compaction are kept only from the first kept one, and only if it is
+    // on the path; otherwise the context part starts at the compaction itself (so does a
+    // compaction that names itself, as pi 1.6 writes one given no first kept entry).
+    let mut stop_seq = leaf.compaction_seq;
+    if let Some(first_kept) = first_kept
+        && let Some(kept_seq) = store.seq_of(&first_kept)?
+    {
+        let kept = store.existing_record(kept_seq)?;
+        if kept.kind.is_some()
+            && kept.depth < compaction.depth
+            && ancestor_at_depth(store, leaf.compaction_seq, kept.depth)? == Some(kept_seq)
+        {
+            stop_seq = kept_seq;
+        } else if let Some(seq) = ancestor_with_id(store, compaction.parent_seq, &first_kept)? {
+            // The id repeats: the ids table names its latest line, and an earlier line with
+            // it is on the path. This walk runs only when the latest is not an ancestor.
+            stop_seq = seq;
+        }
+    }
+    Ok(KeptRange {
+        compaction: Some((leaf.compaction_seq, line)),
+        stop_seq,
+    })
+}
+
+/// The entries whose lines a context reads: those that can contribute messages, and under
+/// pi 1.6 the edits (the latest compaction's line is read on its own, before the walk).
+fn contributes(kind: Option<EntryKind>, compat: PiCompat) -> bool {
+    matches!(
+        kind,
+        Some(EntryKind::Message | EntryKind::CustomMessage | EntryKind::BranchSummary)
+    ) || (compat == PiCompat::Current && kind == Some(EntryKind::ContextEdit))
+}
+
+/// The context part of the path of `leaf_seq`, in pi's order: the latest compaction first,
+/// then its kept entries (under pi 1.6 without system messages), then the entries after it;
+/// each with the messages it contributes, the latest context edit of it applied (pi 1.6).
+/// The walk covers only that part of the path, so the cost is the context's, not the depth's:
+/// an edit outside it does not apply (pi 1.6 looks for edits among the context entries).
+fn project(
+    session: &Session,
+    leaf_seq: u64,
+    compat: PiCompat,
+    all_lines: bool,
+) -> Result<Projection> {
     if leaf_seq == SEQ_NONE {
-        return Ok(Context {
-            messages: Vec::new(),
+        return Ok(Projection {
+            entries: Vec::new(),
             thinking_level: raw("\"off\"".into()),
             model: None,
         });
@@ -109,88 +291,145 @@ pub(crate) fn build(session: &Session, leaf_seq: u64) -> Result<Context> {
         seq => Some(model_of(session, &store.existing_record(seq)?)?),
     };
 
-    // The kept part of the path: from the first kept entry (or the root) to the leaf.
-    let mut stop_seq = SEQ_NONE;
-    let mut compaction_line = None;
-    if leaf.compaction_seq != SEQ_NONE {
-        let compaction = store.existing_record(leaf.compaction_seq)?;
-        let line = read(session, &compaction)?;
-        let mut first_kept = field(&line, "firstKeptEntryId")
-            .and_then(|raw| json_text_str(raw.get()).map(Cow::into_owned));
-        if first_kept.is_none() && store.state.header_version < 2 && !store.state.header_recovered {
-            // v1 compactions name the first kept entry by its index among the parsed records,
-            // the header being record 0 (pi's v1 -> v2 migration): entry `index - 1` here.
-            let index =
-                field(&line, "firstKeptEntryIndex").and_then(|raw| raw.get().parse::<u64>().ok());
-            if let Some(seq) = index
-                .and_then(|index| index.checked_sub(1))
-                .filter(|seq| *seq < store.record_count())
-            {
-                let record = store.existing_record(seq)?;
-                if record.kind.is_some() {
-                    first_kept = Some(record.id.into_string());
-                }
-            }
-        }
-        // Entries before the compaction are kept only from the first kept one, and only if it
-        // is on the path; otherwise the walk stops at the compaction itself.
-        stop_seq = leaf.compaction_seq;
-        if let Some(first_kept) = first_kept
-            && let Some(kept_seq) = store.seq_of(&first_kept)?
-        {
-            let kept = store.existing_record(kept_seq)?;
-            if kept.kind.is_some()
-                && kept.depth < compaction.depth
-                && ancestor_at_depth(store, leaf.compaction_seq, kept.depth)? == Some(kept_seq)
-            {
-                stop_seq = kept_seq;
-            } else if let Some(seq) = ancestor_with_id(store, compaction.parent_seq, &first_kept)? {
-                // The id repeats: the ids table names its latest line, and an earlier line with
-                // it is on the path. This walk runs only when the latest is not an ancestor.
-                stop_seq = seq;
-            }
-        }
-        compaction_line = Some(line);
-    }
-    let mut path = store.ancestors(leaf_seq, stop_seq)?;
+    let kept = kept_range(session, &leaf)?;
+    let mut path = store.ancestors(leaf_seq, kept.stop_seq)?;
     path.reverse();
-
-    let mut messages = Vec::with_capacity(path.len() + 1);
-    if let Some(line) = &compaction_line {
-        let mut out = String::from("{\"role\":\"compactionSummary\",\"summary\":");
-        out.push_str(
-            field(line, "summary")
-                .map_or("null".into(), |raw| raw.get().to_string())
-                .as_str(),
-        );
-        append_optional(&mut out, "tokensBefore", field(line, "tokensBefore"));
-        append_timestamp(&mut out, line);
-        out.push('}');
-        messages.push(raw(out));
-    }
-    let legacy = store.state.header_version < 3 && !store.state.header_recovered;
-    let contributing: Vec<&Record> = path
+    let compaction_seq = kept.compaction.as_ref().map(|(seq, _)| *seq);
+    let read_here = |seq: u64, record: &Record| {
+        Some(seq) != compaction_seq && (all_lines || contributes(record.kind, compat))
+    };
+    let to_read: Vec<&Record> = path
         .iter()
-        .filter(|(seq, record)| {
-            *seq != leaf.compaction_seq
-                && matches!(
-                    record.kind,
-                    Some(EntryKind::Message | EntryKind::CustomMessage | EntryKind::BranchSummary)
-                )
-        })
+        .filter(|(seq, record)| read_here(*seq, record))
         .map(|(_, record)| record)
         .collect();
-    let lines = session.read_lines(&contributing)?;
-    for (index, record) in contributing.iter().enumerate() {
-        if let Some(message) = message_of(record, &lines, index, legacy) {
-            messages.push(message);
+    let lines = session.read_lines(&to_read)?;
+    let mut line_index = Vec::with_capacity(path.len());
+    let mut next_line = 0;
+    for (seq, record) in &path {
+        line_index.push(read_here(*seq, record).then(|| {
+            next_line += 1;
+            next_line - 1
+        }));
+    }
+    let line_at = |at: usize| line_index[at].map(|index| lines.line(index));
+
+    // pi's order: the compaction, the kept entries before it, the entries after it.
+    let split =
+        compaction_seq.and_then(|compaction| path.iter().position(|(seq, _)| *seq == compaction));
+    let order = match split {
+        Some(split) => std::iter::once(split)
+            .chain(0..split)
+            .chain(split + 1..path.len())
+            .collect(),
+        None => (0..path.len()).collect::<Vec<usize>>(),
+    };
+    // pi 1.6 leaves system messages out of a compaction's kept range: the compaction carries
+    // the system message that stood then.
+    let left_out = |at: usize| -> bool {
+        compat == PiCompat::Current
+            && split.is_some_and(|split| at < split)
+            && path[at].1.kind == Some(EntryKind::Message)
+            && line_at(at)
+                .and_then(|line| message_of_line(&path[at].1, line))
+                .is_some_and(|message| message_role(message).as_deref() == Some("system"))
+    };
+    let order: Vec<usize> = order.into_iter().filter(|at| !left_out(*at)).collect();
+
+    // The latest edit of each target among the context entries (pi 1.6).
+    let mut edits: HashMap<Cow<'_, str>, &str> = HashMap::new();
+    if compat == PiCompat::Current {
+        for &at in &order {
+            if path[at].1.kind != Some(EntryKind::ContextEdit) {
+                continue;
+            }
+            if let Some(line) = line_at(at)
+                && let Ok(found) = json_scan::scan(line, &["targetId", "replacement"])
+                && let [Some(target), Some(replacement)] = found.fields
+                && let Some(target) = json_text_str(target)
+            {
+                edits.insert(target, replacement);
+            }
         }
     }
-    Ok(Context {
-        messages,
+
+    let legacy = store.state.header_version < 3 && !store.state.header_recovered;
+    let mut entries = Vec::with_capacity(order.len());
+    for (position, &at) in order.iter().enumerate() {
+        let (seq, record) = &path[at];
+        let mut messages = Vec::new();
+        let mut source = None;
+        if let Some((compaction, line)) = &kept.compaction
+            && compaction == seq
+        {
+            // Only the latest compaction, standing first, contributes (an older one may stand
+            // in its kept range).
+            if position == 0 {
+                messages = compaction_messages(line, compat);
+            }
+            source = all_lines.then(|| raw(line.clone()));
+        } else if let Some(index) = line_index[at] {
+            if contributes(record.kind, compat) {
+                messages = entry_message(record, &lines, index, legacy, compat)
+                    .into_iter()
+                    .collect();
+            }
+            source = all_lines.then(|| shared(&lines, index, 0..lines.line(index).len()));
+        }
+        if let Some(replacement) = edits.get(record.id.as_str()) {
+            messages = apply_edit(messages, replacement);
+        }
+        entries.push(ProjectedEntry {
+            id: record.id.to_string(),
+            source: source.unwrap_or_else(|| raw(String::new())),
+            messages,
+            seq: *seq,
+        });
+    }
+    Ok(Projection {
+        entries,
         thinking_level,
         model,
     })
+}
+
+/// The messages of the latest compaction: its system message snapshot (pi 1.6) and a
+/// `compactionSummary`.
+fn compaction_messages(line: &str, compat: PiCompat) -> Vec<JsonText> {
+    let mut messages = Vec::with_capacity(2);
+    if compat == PiCompat::Current
+        && let Some(system) = field(line, "systemMessage").filter(is_truthy)
+    {
+        messages.push(system);
+    }
+    let mut out = String::from("{\"role\":\"compactionSummary\",\"summary\":");
+    out.push_str(
+        field(line, "summary")
+            .map_or("null".into(), |raw| raw.get().to_string())
+            .as_str(),
+    );
+    append_optional(&mut out, "tokensBefore", field(line, "tokensBefore"));
+    append_timestamp(&mut out, line);
+    out.push('}');
+    messages.push(raw(out));
+    messages
+}
+
+/// A value cut out of the shared buffer of `lines`: `range` of line `index`.
+fn shared(lines: &LineTexts, index: usize, range: Range<usize>) -> JsonText {
+    let start = lines.ranges[index].start;
+    JsonText(Text::Shared(
+        lines.text.clone(),
+        start + range.start..start + range.end,
+    ))
+}
+
+/// The raw message of a `message` entry's line.
+fn message_of_line<'a>(record: &Record, line: &'a str) -> Option<&'a str> {
+    match indexed_message(record, line) {
+        Some(range) => line.get(range),
+        None => json_scan::scan(line, &["message"]).ok()?.fields[0],
+    }
 }
 
 /// The nearest ancestor-or-self of `seq` whose id is `id`.
@@ -208,43 +447,54 @@ fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>
     Ok(None)
 }
 
-/// What an entry contributes to the context, if anything.
-fn message_of(record: &Record, lines: &LineTexts, index: usize, legacy: bool) -> Option<JsonText> {
+/// What an entry other than the latest compaction contributes to the context (pi 1.6's
+/// `sessionEntryToContextMessages`, or 0.73.1's `appendMessage`): at most one message.
+fn entry_message(
+    record: &Record,
+    lines: &LineTexts,
+    index: usize,
+    legacy: bool,
+    compat: PiCompat,
+) -> Option<JsonText> {
     let line = lines.line(index);
     match record.kind {
         Some(EntryKind::Message) => {
             // pi pushes `entry.message` even when it is missing: JSON.stringify writes null.
             let message = indexed_message(record, line)
-                .map(|range| {
-                    let start = lines.ranges[index].start;
-                    JsonText(Text::Shared(
-                        lines.text.clone(),
-                        start + range.start..start + range.end,
-                    ))
-                })
+                .map(|range| shared(lines, index, range))
                 .or_else(|| field(line, "message"))
                 .unwrap_or_else(|| raw("null".into()));
-            if legacy {
-                return Some(migrate_hook_message(message));
-            }
-            Some(message)
+            let message = if legacy {
+                migrate_hook_message(message)
+            } else {
+                message
+            };
+            Some(match compat {
+                PiCompat::Current => fill_missing_content(message),
+                PiCompat::V0_73 => message,
+            })
         }
         Some(EntryKind::CustomMessage) => {
             let mut out = String::from("{\"role\":\"custom\"");
             for key in ["customType", "content", "display", "details"] {
-                append_optional(&mut out, key, field(line, key));
+                let mut value = field(line, key);
+                // pi 1.6 passes `entry.content ?? []`.
+                if key == "content"
+                    && compat == PiCompat::Current
+                    && value.as_ref().is_none_or(|value| value.get() == "null")
+                {
+                    value = Some(raw("[]".into()));
+                }
+                append_optional(&mut out, key, value);
             }
             append_timestamp(&mut out, line);
             out.push('}');
             Some(raw(out))
         }
         Some(EntryKind::BranchSummary) => {
-            let summary = field(line, "summary");
-            if !summary.as_ref().is_some_and(is_truthy) {
-                return None;
-            }
+            let summary = field(line, "summary").filter(is_truthy)?;
             let mut out = String::from("{\"role\":\"branchSummary\"");
-            append_optional(&mut out, "summary", summary);
+            append_optional(&mut out, "summary", Some(summary));
             append_optional(&mut out, "fromId", field(line, "fromId"));
             append_timestamp(&mut out, line);
             out.push('}');
@@ -252,6 +502,98 @@ fn message_of(record: &Record, lines: &LineTexts, index: usize, legacy: bool) ->
         }
         _ => None,
     }
+}
+
+/// pi 1.6 gives a message whose `content` is null or missing an empty one: `""` for a system
+/// message, `[]` for a user, assistant or tool result (`{...message, content}`: the key keeps
+/// its place, or is added last).
+fn fill_missing_content(message: JsonText) -> JsonText {
+    let text = message.get();
+    if content_present(text) == Some(true) {
+        return message;
+    }
+    let empty = match message_role(text).as_deref() {
+        Some("system") => "\"\"",
+        Some("user" | "assistant" | "toolResult") => "[]",
+        _ => return message,
+    };
+    let content = json_scan::scan(text, &["content"])
+        .ok()
+        .and_then(|found| found.fields[0]);
+    if content.is_some_and(|content| content != "null") {
+        return message;
+    }
+    with_field(text, "content", empty).map_or(message, raw)
+}
+
+/// Whether a message written as pi writes it (`{"role":"...","content":...`) has a content
+/// that is not null, read from its first bytes; `None` when the message must be scanned.
+fn content_present(message: &str) -> Option<bool> {
+    let role = message.strip_prefix("{\"role\":\"")?;
+    let end = role.find(['"', '\\'])?;
+    let after = role[end..].strip_prefix("\",\"content\":")?;
+    Some(!after.starts_with('n'))
+}
+
+/// The decoded `role` of a raw message, if it is an object with a string role.
+fn message_role(message: &str) -> Option<Cow<'_, str>> {
+    if let Some(role) = message.strip_prefix("{\"role\":\"")
+        && let Some(end) = role.find(['"', '\\'])
+        && role.as_bytes()[end] == b'"'
+    {
+        return Some(Cow::Borrowed(&role[..end]));
+    }
+    let found = json_scan::scan(message, &["role"]).ok()?;
+    found.fields[0].and_then(json_text_str)
+}
+
+/// pi 1.6's `projectContextEntry` with an edit: `replacement` null removes the entry's
+/// messages; otherwise the content of each user, assistant, tool result or custom message
+/// becomes the replacement's (a string one, for an assistant or a tool result, becomes one
+/// text part), and other messages stay as they are.
+fn apply_edit(messages: Vec<JsonText>, replacement: &str) -> Vec<JsonText> {
+    if replacement == "null" {
+        return Vec::new();
+    }
+    // `replacement.content`: undefined for anything but an object holding it.
+    let content = json_scan::scan(replacement, &["content"])
+        .ok()
+        .filter(|found| found.is_object)
+        .and_then(|found| found.fields[0]);
+    messages
+        .into_iter()
+        .map(|message| {
+            let text = message.get();
+            let role = message_role(text);
+            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref()
+            else {
+                return message;
+            };
+            let edited = match content {
+                Some(content)
+                    if matches!(role, "assistant" | "toolResult") && content.starts_with('"') =>
+                {
+                    with_field(
+                        text,
+                        "content",
+                        &format!("[{{\"type\":\"text\",\"text\":{content}}}]"),
+                    )
+                }
+                Some(content) => with_field(text, "content", content),
+                // `content: undefined`: JSON.stringify leaves the key out.
+                None => without_field(text, "content"),
+            };
+            edited.map_or(message, raw)
+        })
+        .collect()
+}
+
+/// `json`, an object, without its top-level key `name`. Rare (an edit without content), so
+/// it goes through serde_json, whose `preserve_order` keeps the other keys' order.
+fn without_field(json: &str, name: &str) -> Option<String> {
+    let mut value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
+    value.shift_remove(name);
+    serde_json::to_string(&value).ok()
 }
 
 /// `{provider, modelId}` from a model change, or from an assistant message's `provider` and

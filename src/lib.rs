@@ -31,11 +31,13 @@ pub mod storage;
 mod tree;
 pub mod verify;
 
-pub use context::{Context, JsonText};
+pub use context::{Context, JsonText, PiCompat, ProjectedEntry, Projection};
 pub use error::{Error, Result};
 pub use format::line::EntryKind;
 pub use format::write::NewEntry;
-pub use index::{IndexState, SIDECAR_SUFFIX, Verify, sidecar_path};
+pub use index::{
+    IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, SIDECAR_SUFFIX, Verify, sidecar_path,
+};
 pub use session::{
     Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stats, TreeNode,
     TreeWalk,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use crate::context::{self, Context};
+use crate::context::{self, Context, PiCompat, Projection};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, uuid_v7};
 use crate::format::json_scan;
@@ -26,6 +26,7 @@ use crate::format::line::{
     EntryKind, Line, classify, json_str, json_text_str, relink, top_level_fields,
 };
 use crate::format::record::{Record, SEQ_NONE};
+use crate::format::system_message::current_system_message;
 use crate::format::time::{format_iso_ms, parse_iso_ms};
 use crate::format::write::{NewEntry, encode_header, single_line_raw};
 use crate::index::{IndexState, Lag, Store, Verify, sidecar_path};
@@ -75,6 +76,8 @@ pub struct SessionOptions {
     pub rebuild_index: bool,
     /// Use a sidecar index (false replays the log into memory, as the reference tools do).
     pub use_index: bool,
+    /// Which pi's context rule `build_context` follows (format-spec/log.md §7).
+    pub pi_compat: PiCompat,
 }
 
 impl Default for SessionOptions {
@@ -85,6 +88,7 @@ impl Default for SessionOptions {
             verify: Verify::Quick,
             rebuild_index: false,
             use_index: true,
+            pi_compat: PiCompat::Current,
         }
     }
 }
@@ -151,6 +155,19 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The entry's `type` as written (for [`EntryKind::Other`], the type this version does
+    /// not know).
+    pub fn type_name(&self) -> Cow<'_, str> {
+        match self.kind {
+            EntryKind::Other => json_scan::scan(&self.json, &["type"])
+                .ok()
+                .and_then(|found| found.fields[0])
+                .and_then(json_text_str)
+                .unwrap_or(Cow::Borrowed("other")),
+            kind => Cow::Borrowed(kind.as_str()),
+        }
+    }
+
     /// A top-level field of the entry as raw JSON (the last one, if a key repeats).
     pub fn field(&self, name: &str) -> Option<Box<RawValue>> {
         top_level_fields(&self.json)
@@ -187,7 +204,6 @@ impl OpaqueRecord {
             1 => "not valid JSON",
             2 => "not a JSON object",
             3 => "no string \"type\"",
-            4 => "unknown entry type",
             5 => "no string \"id\"",
             6 => "leaf control row",
             7 => "session header that is not the first line",
@@ -716,7 +732,31 @@ impl Session {
     /// entries from the latest compaction's first kept entry to the leaf.
     pub fn build_context(&self, leaf: Option<&str>) -> Result<Context> {
         let leaf_seq = self.leaf_or(leaf)?;
-        context::build(self, leaf_seq)
+        context::build(self, leaf_seq, self.options.pi_compat)
+    }
+
+    /// pi 1.6's `buildContextEntries` for `leaf` (default: this handle's leaf): the latest
+    /// compaction on the path, its kept entries but system messages, then the entries after
+    /// it; without a compaction, the whole path.
+    pub fn context_entries(&self, leaf: Option<&str>) -> Result<Vec<Entry>> {
+        let leaf_seq = self.leaf_or(leaf)?;
+        context::context_entry_seqs(self, leaf_seq)?
+            .into_iter()
+            .map(|seq| self.entry_at(seq))
+            .collect()
+    }
+
+    /// pi 1.6's `buildSessionProjection` for `leaf` (default: this handle's leaf): each
+    /// context entry with the messages it contributes, edits applied.
+    pub fn build_projection(&self, leaf: Option<&str>) -> Result<Projection> {
+        let leaf_seq = self.leaf_or(leaf)?;
+        context::build_projection(self, leaf_seq)
+    }
+
+    /// The number of entries (the header and opaque records excluded): pi's
+    /// `getEntryCount()`, without reading them.
+    pub fn entry_count(&self) -> Result<u64> {
+        Ok(self.store.state.entry_count)
     }
 
     // ---- moving the leaf ----
@@ -770,25 +810,140 @@ impl Session {
         })
     }
 
-    /// Appends a `compaction` entry; `tokens_before` and `details` are raw JSON.
+    /// Appends a `compaction` entry, as pi 1.6's `appendCompaction`: `first_kept_entry_id`
+    /// `None` names the compaction itself (nothing before it is kept); `tokens_before`,
+    /// `details` and `usage` are raw JSON. The system message in force on this handle's
+    /// context (every system message replayed, `format::system_message`) is stored with it,
+    /// as pi 1.6 stores it, so that it leads the context after the compaction.
     pub fn append_compaction(
         &mut self,
         summary: &str,
-        first_kept_entry_id: &str,
+        first_kept_entry_id: Option<&str>,
         tokens_before: &str,
         details: Option<&str>,
         from_hook: Option<bool>,
+        usage: Option<&str>,
     ) -> Result<String> {
         let tokens_before = self.raw(tokens_before, "tokensBefore")?;
         let details = details
             .map(|details| self.raw(details, "details"))
             .transpose()?;
+        let usage = usage.map(|usage| self.raw(usage, "usage")).transpose()?;
+        let context = context::build(self, self.leaf_seq, PiCompat::Current)?;
+        let system_message =
+            current_system_message(context.messages.iter().map(|message| message.get()), 0)
+                .map(|json| self.raw(&json, "systemMessage"))
+                .transpose()?;
         self.append(NewEntry::Compaction {
             summary: summary.into(),
-            first_kept_entry_id: first_kept_entry_id.into(),
+            first_kept_entry_id: first_kept_entry_id.map(Into::into),
             tokens_before,
             details,
+            usage,
             from_hook,
+            system_message,
+        })
+    }
+
+    /// Appends a `usage` entry (pi 1.6): model-attributed usage outside the context; `usage`
+    /// is raw JSON, and an empty `note` is left out as pi leaves it out.
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: &str,
+        note: Option<&str>,
+    ) -> Result<String> {
+        let usage = self.raw(usage, "usage")?;
+        self.append(NewEntry::Usage {
+            kind: kind.into(),
+            provider: provider.into(),
+            model: model.into(),
+            usage,
+            note: note.filter(|note| !note.is_empty()).map(Into::into),
+        })
+    }
+
+    /// Appends a `context_edit` entry (pi 1.6's `appendContextEdit`): `replacement` is raw
+    /// JSON `{"content": string | array}`, or `None` to remove `target_id` from the context.
+    /// As in pi, the target must be on this handle's branch and be a user, assistant or tool
+    /// result message or a custom message; a string replacement of an assistant or tool
+    /// result is stored as one text part.
+    pub fn append_context_edit(
+        &mut self,
+        target_id: &str,
+        replacement: Option<&str>,
+    ) -> Result<String> {
+        let invalid = |reason: String| Error::InvalidInput {
+            path: self.log_path().to_path_buf(),
+            reason,
+        };
+        let replacement = replacement
+            .map(|json| self.raw(json, "replacement"))
+            .transpose()?;
+        let content = match &replacement {
+            None => None,
+            Some(raw) => {
+                let content = json_scan::scan(raw.get(), &["content"])
+                    .ok()
+                    .filter(|found| found.is_object)
+                    .and_then(|found| found.fields[0])
+                    .filter(|content| content.starts_with(['"', '[']));
+                match content {
+                    Some(content) => Some(content.to_string()),
+                    None => {
+                        return Err(invalid(
+                            "context edit replacement must be null or an object with string or \
+                             array content"
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        };
+        let target_seq = self.require_seq(target_id)?;
+        if self.leaf_seq == SEQ_NONE || !tree::is_ancestor(&self.store, target_seq, self.leaf_seq)?
+        {
+            return Err(invalid(format!(
+                "entry {target_id} is not on the active branch"
+            )));
+        }
+        let target = self.entry_at(target_seq)?;
+        let role = match target.kind {
+            EntryKind::CustomMessage => Some("custom".to_string()),
+            EntryKind::Message => target
+                .field("message")
+                .and_then(|message| {
+                    json_scan::scan(message.get(), &["role"])
+                        .ok()
+                        .and_then(|found| found.fields[0].and_then(json_text_str))
+                        .map(Cow::into_owned)
+                })
+                .filter(|role| matches!(role.as_str(), "user" | "assistant" | "toolResult")),
+            _ => None,
+        };
+        let Some(role) = role else {
+            return Err(invalid(format!(
+                "entry {target_id} does not contribute editable model content"
+            )));
+        };
+        let replacement = match (content, replacement) {
+            (Some(content), _)
+                if content.starts_with('"')
+                    && matches!(role.as_str(), "assistant" | "toolResult") =>
+            {
+                self.raw(
+                    &format!("{{\"content\":[{{\"type\":\"text\",\"text\":{content}}}]}}"),
+                    "replacement",
+                )?
+            }
+            (_, Some(replacement)) => replacement,
+            (_, None) => self.raw("null", "replacement")?,
+        };
+        self.append(NewEntry::ContextEdit {
+            target_id: target_id.into(),
+            replacement,
         })
     }
 
@@ -838,25 +993,32 @@ impl Session {
         })
     }
 
-    /// Moves the leaf to `from_id` (or to no entry) and appends a `branch_summary` there.
+    /// Moves the leaf to `from_id` (or to no entry) and appends a `branch_summary` there, as
+    /// pi 1.6's `branchWithSummary`: its `fromId` names the leaf being left (`"root"` when
+    /// there is none; pi 0.73.1 wrote the branch point there); `details` and `usage` are raw
+    /// JSON.
     pub fn branch_with_summary(
         &mut self,
         from_id: Option<&str>,
         summary: &str,
         details: Option<&str>,
         from_hook: Option<bool>,
+        usage: Option<&str>,
     ) -> Result<String> {
+        let details = details
+            .map(|details| self.raw(details, "details"))
+            .transpose()?;
+        let usage = usage.map(|usage| self.raw(usage, "usage")).transpose()?;
+        let left_leaf = self.id_of(self.leaf_seq)?;
         match from_id {
             Some(id) => self.branch(id)?,
             None => self.reset_leaf(),
         }
-        let details = details
-            .map(|details| self.raw(details, "details"))
-            .transpose()?;
         self.append(NewEntry::BranchSummary {
-            from_id: from_id.unwrap_or("root").into(),
+            from_id: left_leaf.unwrap_or_else(|| "root".into()),
             summary: summary.into(),
             details,
+            usage,
             from_hook,
         })
     }

@@ -316,7 +316,9 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
-            name: "unknown type mid-path: its child hangs off its canonical parent",
+            // Both pi versions read a line of any type with an id as an entry: a type a later pi
+            // adds stays on the path, and carries nothing into the context.
+            name: "unknown type mid-path: an entry on the path",
             log: log(&[
                 HEADER,
                 &u1,
@@ -324,17 +326,17 @@ fn cases() -> Vec<Case> {
                 &user("u2", "f1", 3),
             ]),
             expect: Expect {
-                entries: &["u1", "u2"],
+                entries: &["u1", "f1", "u2"],
                 leaf: Some("u2"),
-                path: &["u1", "u2"],
-                opaque: 1,
+                path: &["u1", "f1", "u2"],
+                opaque: 0,
                 recovered: false,
                 roles: &["user", "user"],
             },
         },
         Case {
-            // The line before u3 carries the id u3 names, but an opaque id never shadows an
-            // entry's: a shortcut that takes the previous line for its parent must not apply.
+            // The line before u3 repeats the id u3 names: it is an entry, and the latest line
+            // with an id is the one a parentId names (pi's `byId`).
             name: "unknown type repeating an entry's id just before a child of that id",
             log: log(&[
                 HEADER,
@@ -344,26 +346,26 @@ fn cases() -> Vec<Case> {
                 &user("u3", "u1", 3),
             ]),
             expect: Expect {
-                entries: &["u1", "u2", "u3"],
+                entries: &["u1", "u2", "u1", "u3"],
                 leaf: Some("u3"),
-                path: &["u1", "u3"],
-                opaque: 1,
+                path: &["u1", "u2", "u1", "u3"],
+                opaque: 0,
                 recovered: false,
-                roles: &["user", "user"],
+                roles: &["user", "user", "user"],
             },
         },
         Case {
-            name: "unknown type last: the leaf stays on the last entry",
+            name: "unknown type last: it is the leaf, as the last entry",
             log: log(&[
                 HEADER,
                 &u1,
                 r#"{"type":"future_kind","id":"f1","parentId":"u1"}"#,
             ]),
             expect: Expect {
-                entries: &["u1"],
-                leaf: Some("u1"),
-                path: &["u1"],
-                opaque: 1,
+                entries: &["u1", "f1"],
+                leaf: Some("f1"),
+                path: &["u1", "f1"],
+                opaque: 0,
                 recovered: false,
                 roles: &["user"],
             },
@@ -378,10 +380,10 @@ fn cases() -> Vec<Case> {
                 &user("u2", "f2", 3),
             ]),
             expect: Expect {
-                entries: &["u1", "u2"],
+                entries: &["u1", "f1", "f2", "u2"],
                 leaf: Some("u2"),
-                path: &["u1", "u2"],
-                opaque: 2,
+                path: &["u1", "f1", "f2", "u2"],
+                opaque: 0,
                 recovered: false,
                 roles: &["user", "user"],
             },
@@ -602,11 +604,13 @@ fn cases() -> Vec<Case> {
             },
         },
         Case {
+            // A line of an unknown type is an entry now (see below); a misplaced header line
+            // is still an opaque record with an id.
             name: "compaction whose first kept id names an opaque record",
             log: log(&[
                 HEADER,
                 &u1,
-                r#"{"type":"future_kind","id":"f1","parentId":"u1"}"#,
+                r#"{"type":"session","id":"f1","parentId":"u1"}"#,
                 &user("u2", "f1", 2),
                 r#"{"type":"compaction","id":"c","parentId":"u2","timestamp":"2025-01-01T09:00:03.000Z","summary":"s","firstKeptEntryId":"f1","tokensBefore":10}"#,
                 &user("a", "c", 4),
@@ -618,6 +622,27 @@ fn cases() -> Vec<Case> {
                 opaque: 1,
                 recovered: false,
                 roles: &["compactionSummary", "user"],
+            },
+        },
+        Case {
+            // pi keeps the kept range from an entry of any type: the unknown one contributes
+            // nothing, the messages after it do.
+            name: "compaction whose first kept id names an entry of an unknown type",
+            log: log(&[
+                HEADER,
+                &u1,
+                r#"{"type":"future_kind","id":"f1","parentId":"u1"}"#,
+                &user("u2", "f1", 2),
+                r#"{"type":"compaction","id":"c","parentId":"u2","timestamp":"2025-01-01T09:00:03.000Z","summary":"s","firstKeptEntryId":"f1","tokensBefore":10}"#,
+                &user("a", "c", 4),
+            ]),
+            expect: Expect {
+                entries: &["u1", "f1", "u2", "c", "a"],
+                leaf: Some("a"),
+                path: &["u1", "f1", "u2", "c", "a"],
+                opaque: 0,
+                recovered: false,
+                roles: &["compactionSummary", "user", "user"],
             },
         },
         Case {

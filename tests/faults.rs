@@ -257,6 +257,7 @@ fn append_one(
                 "summary of the abandoned branch",
                 None,
                 None,
+                None,
             )
         }
         7 => {
@@ -264,10 +265,11 @@ fn append_one(
             match path.get(path.len() / 2) {
                 Some(first_kept) => session.append_compaction(
                     "compacted",
-                    first_kept,
+                    Some(first_kept),
                     "1234",
                     Some("{}"),
                     Some(false),
+                    None,
                 ),
                 None => session.append_message(&message(rng, step)),
             }

@@ -51,7 +51,7 @@ fn generated() -> &'static Path {
                 29 => {
                     let kept = ids[ids.len() - 3].clone();
                     session
-                        .append_compaction(&format!("summary {n}"), &kept, "1234", None, None)
+                        .append_compaction(&format!("summary {n}"), Some(&kept), "1234", None, None, None)
                         .unwrap()
                 }
                 37 => {

@@ -132,7 +132,11 @@ fn check_against_value(
             assert_eq!(opaque.reason, OpaqueReason::LeafControl, "{text:?}")
         }
         (Some(kind), Line::Entry(entry)) => {
-            assert_eq!(entry.kind.as_str(), kind, "{text:?}");
+            assert_eq!(
+                entry.kind,
+                treelog::EntryKind::from_type_str(kind),
+                "{text:?}"
+            );
             assert_eq!(
                 entry.id.as_deref(),
                 id.filter(|id| !id.is_empty()),
@@ -144,13 +148,6 @@ fn check_against_value(
             );
         }
         (Some(kind), Line::Opaque(opaque)) => match &opaque.reason {
-            OpaqueReason::UnknownType(found) => {
-                assert_eq!(found, kind, "{text:?}");
-                assert!(
-                    treelog::EntryKind::from_type_str(kind).is_none(),
-                    "{text:?}"
-                );
-            }
             OpaqueReason::MissingId => {
                 assert!(!legacy_v1 && id.is_none_or(str::is_empty), "{text:?}")
             }
@@ -827,13 +824,19 @@ fn append(
         2 => session.append_model_change("p", &input.text(8)),
         3 => {
             let first_kept = pick_seen(model, input).unwrap_or_else(|| "missing".into());
-            session.append_compaction(&input.text(16), &first_kept, "100", None, None)
+            session.append_compaction(&input.text(16), Some(&first_kept), "100", None, None, None)
         }
         4 => {
             // branch_with_summary moves the leaf before it appends.
             let from = pick_seen(model, input);
             model.leaf = from.clone();
-            session.branch_with_summary(from.as_deref(), &input.text(16), Some("{}"), Some(true))
+            session.branch_with_summary(
+                from.as_deref(),
+                &input.text(16),
+                Some("{}"),
+                Some(true),
+                None,
+            )
         }
         5 => session.append_custom_entry(&input.text(8), Some(r#"{"n":1}"#)),
         6 => session.append_custom_message_entry(

@@ -14,8 +14,11 @@ use serde_json::value::RawValue;
 
 use super::json_scan::{self, skip_whitespace};
 
-/// The nine canonical entry types of the v3 format. The numeric codes are stored in index
-/// records (format-spec/index.md) and must never be renumbered.
+/// The kinds of entry. The numeric codes are stored in index records
+/// (format-spec/index.md) and must never be renumbered. Every line with a string `type` other
+/// than `session`, and a non-empty string `id`, is an entry, as both pi versions read it: a
+/// type this version does not know is [`EntryKind::Other`] (a node of the tree that carries
+/// nothing into the context), so a type a later pi adds never drops out of paths and trees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum EntryKind {
@@ -28,10 +31,21 @@ pub enum EntryKind {
     CustomMessage = 7,
     Label = 8,
     SessionInfo = 9,
+    /// pi 1.6: model-attributed usage (`kind, provider, model, usage[, note]`); no context.
+    Usage = 10,
+    /// pi 1.6: a branch-local edit (`targetId`, `replacement` of `{content}` or `null`) of an
+    /// earlier entry's context content.
+    ContextEdit = 11,
+    /// Any other `type`; the line says which ([`crate::Entry::type_name`]).
+    Other = 12,
 }
 
+/// One more than the largest kind code: the length of per-kind count arrays.
+pub const KIND_CODE_END: usize = 13;
+
 impl EntryKind {
-    pub const ALL: [EntryKind; 9] = [
+    /// Every kind, in code order.
+    pub const ALL: [EntryKind; 12] = [
         EntryKind::Message,
         EntryKind::ThinkingLevelChange,
         EntryKind::ModelChange,
@@ -41,9 +55,13 @@ impl EntryKind {
         EntryKind::CustomMessage,
         EntryKind::Label,
         EntryKind::SessionInfo,
+        EntryKind::Usage,
+        EntryKind::ContextEdit,
+        EntryKind::Other,
     ];
 
-    /// The `type` string written in the log.
+    /// The `type` string written in the log; `"other"` for [`EntryKind::Other`], whose own
+    /// type is in its line.
     pub fn as_str(self) -> &'static str {
         match self {
             EntryKind::Message => "message",
@@ -55,13 +73,18 @@ impl EntryKind {
             EntryKind::CustomMessage => "custom_message",
             EntryKind::Label => "label",
             EntryKind::SessionInfo => "session_info",
+            EntryKind::Usage => "usage",
+            EntryKind::ContextEdit => "context_edit",
+            EntryKind::Other => "other",
         }
     }
 
-    pub fn from_type_str(text: &str) -> Option<EntryKind> {
+    /// The kind of an entry line's `type` (never `session`, which is the header's).
+    pub fn from_type_str(text: &str) -> EntryKind {
         EntryKind::ALL
             .into_iter()
-            .find(|kind| kind.as_str() == text)
+            .find(|kind| *kind != EntryKind::Other && kind.as_str() == text)
+            .unwrap_or(EntryKind::Other)
     }
 
     pub fn from_code(code: u8) -> Option<EntryKind> {
@@ -92,7 +115,6 @@ pub enum OpaqueReason {
     InvalidJson(String),
     NotAnObject,
     MissingType,
-    UnknownType(String),
     MissingId,
     /// An OpenClaw `leaf` control row; its target moves the leaf when it names a known id.
     LeafControl,
@@ -107,7 +129,6 @@ impl fmt::Display for OpaqueReason {
             OpaqueReason::InvalidJson(detail) => write!(f, "not valid JSON ({detail})"),
             OpaqueReason::NotAnObject => f.write_str("not a JSON object"),
             OpaqueReason::MissingType => f.write_str("no string \"type\""),
-            OpaqueReason::UnknownType(kind) => write!(f, "unknown entry type {kind:?}"),
             OpaqueReason::MissingId => f.write_str("no string \"id\""),
             OpaqueReason::LeafControl => f.write_str("leaf control row"),
             OpaqueReason::ExtraHeader => f.write_str("session header that is not the first line"),
@@ -415,14 +436,7 @@ fn classify_fields<'a>(
         let target = fields.target_id.and_then(json_text_str);
         return opaque(OpaqueReason::LeafControl, id, parent, target);
     }
-    let Some(kind) = EntryKind::from_type_str(&kind_text) else {
-        return opaque(
-            OpaqueReason::UnknownType(kind_text.into_owned()),
-            id,
-            parent,
-            None,
-        );
-    };
+    let kind = EntryKind::from_type_str(&kind_text);
     if id.as_ref().is_none_or(|id| id.is_empty()) && !legacy_v1 {
         return opaque(OpaqueReason::MissingId, None, parent, None);
     }
@@ -825,6 +839,30 @@ mod tests {
             let line = format!(r#"{{"type":"{kind}","id":"x","parentId":"p"}}"#);
             assert_eq!(entry(&line).kind, kind);
         }
+        // A type this version does not know is still an entry (a later pi's), as is pi 1.6's.
+        for (line, kind) in [
+            (
+                r#"{"type":"future_kind","id":"f","parentId":"a1"}"#,
+                EntryKind::Other,
+            ),
+            (r#"{"type":"","id":"f","parentId":null}"#, EntryKind::Other),
+            (
+                r#"{"type":"usage","id":"u","parentId":"a1"}"#,
+                EntryKind::Usage,
+            ),
+            (
+                r#"{"type":"context_edit","id":"e","targetId":"a1"}"#,
+                EntryKind::ContextEdit,
+            ),
+        ] {
+            assert_eq!(entry(line).kind, kind, "{line}");
+        }
+        assert_eq!(
+            entry(r#"{"type":"context_edit","id":"e","targetId":"a1"}"#)
+                .target_id
+                .as_deref(),
+            Some("a1")
+        );
     }
 
     /// Lines that are not entries are opaque, with the reason a reader can report.
@@ -836,10 +874,6 @@ mod tests {
         ));
         assert_eq!(opaque_reason("[1,2]"), OpaqueReason::NotAnObject);
         assert_eq!(opaque_reason(r#"{"id":"a"}"#), OpaqueReason::MissingType);
-        assert_eq!(
-            opaque_reason(r#"{"type":"weird","id":"a"}"#),
-            OpaqueReason::UnknownType("weird".into())
-        );
         assert_eq!(
             opaque_reason(r#"{"type":"message","parentId":null}"#),
             OpaqueReason::MissingId

@@ -7,6 +7,7 @@ pub mod json_scan;
 pub mod line;
 pub mod page;
 pub mod record;
+pub mod system_message;
 pub mod time;
 pub mod write;
 

@@ -3,7 +3,7 @@
 //! code: bytes in, values out. Decoding never panics: a value of the wrong length or with an
 //! unknown code is an error, which makes the whole index untrusted and rebuilt.
 
-use super::line::EntryKind;
+use super::line::{EntryKind, KIND_CODE_END};
 
 /// "No entry" in a sequence-number field.
 pub const SEQ_NONE: u64 = u64::MAX;
@@ -11,7 +11,7 @@ pub const SEQ_NONE: u64 = u64::MAX;
 pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
 pub const SNAPSHOT_LEN: usize = 128;
-pub const STATE_LEN: usize = 8 * 6 + 8 * 10 + 8;
+pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8;
 
 /// Why a stored value could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +196,7 @@ pub struct State {
     pub entry_count: u64,
     pub opaque_count: u64,
     /// Entries per kind, indexed by kind code (0 unused).
-    pub kind_counts: [u64; 10],
+    pub kind_counts: [u64; KIND_CODE_END],
     pub header_version: u32,
     pub header_recovered: bool,
 }
@@ -261,7 +261,7 @@ impl Default for State {
             header_len_bytes: 0,
             entry_count: 0,
             opaque_count: 0,
-            kind_counts: [0; 10],
+            kind_counts: [0; KIND_CODE_END],
             header_version: crate::format::CURRENT_VERSION,
             header_recovered: false,
         }
@@ -469,7 +469,7 @@ mod tests {
         assert_eq!(Snapshot::decode(&snapshot.encode()), Ok(snapshot));
         let state = State {
             leaf_seq: 3,
-            kind_counts: [1; 10],
+            kind_counts: [1; KIND_CODE_END],
             header_recovered: true,
             ..State::default()
         };

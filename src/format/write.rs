@@ -29,16 +29,40 @@ pub enum NewEntry {
     },
     Compaction {
         summary: String,
-        first_kept_entry_id: String,
+        /// `None`: the compaction's own id, as pi 1.6 writes `firstKeptEntryId ?? id` (nothing
+        /// before the compaction is kept).
+        first_kept_entry_id: Option<String>,
         tokens_before: Box<RawValue>,
         details: Option<Box<RawValue>>,
+        /// pi 1.6: the usage of the call that wrote the summary.
+        usage: Option<Box<RawValue>>,
         from_hook: Option<bool>,
+        /// pi 1.6: the system message in force (`format::system_message`), which leads the
+        /// context after the compaction. Its `timestamp` is written as the compaction's own.
+        system_message: Option<Box<RawValue>>,
     },
     BranchSummary {
         from_id: String,
         summary: String,
         details: Option<Box<RawValue>>,
+        /// pi 1.6: the usage of the call that wrote the summary.
+        usage: Option<Box<RawValue>>,
         from_hook: Option<bool>,
+    },
+    /// pi 1.6: model-attributed usage outside the context.
+    Usage {
+        kind: String,
+        provider: String,
+        model: String,
+        usage: Box<RawValue>,
+        /// Written only when not empty (pi writes `...(note ? { note } : {})`).
+        note: Option<String>,
+    },
+    /// pi 1.6: a branch-local edit of an earlier entry's context content; `replacement` is
+    /// `{"content":...}` or `null` (removes the entry from the context).
+    ContextEdit {
+        target_id: String,
+        replacement: Box<RawValue>,
     },
     Custom {
         custom_type: String,
@@ -71,6 +95,8 @@ impl NewEntry {
             NewEntry::CustomMessage { .. } => EntryKind::CustomMessage,
             NewEntry::Label { .. } => EntryKind::Label,
             NewEntry::SessionInfo { .. } => EntryKind::SessionInfo,
+            NewEntry::Usage { .. } => EntryKind::Usage,
+            NewEntry::ContextEdit { .. } => EntryKind::ContextEdit,
         }
     }
 
@@ -83,11 +109,20 @@ impl NewEntry {
             NewEntry::ThinkingLevelChange { thinking_level } => thinking_level.len(),
             NewEntry::ModelChange { provider, model_id } => provider.len() + model_id.len(),
             NewEntry::Compaction {
-                summary, details, ..
-            } => summary.len() + raw_len(details),
+                summary,
+                details,
+                usage,
+                system_message,
+                ..
+            } => summary.len() + raw_len(details) + raw_len(usage) + raw_len(system_message),
             NewEntry::BranchSummary {
-                summary, details, ..
-            } => summary.len() + raw_len(details),
+                summary,
+                details,
+                usage,
+                ..
+            } => summary.len() + raw_len(details) + raw_len(usage),
+            NewEntry::Usage { usage, .. } => usage.get().len() + 64,
+            NewEntry::ContextEdit { replacement, .. } => replacement.get().len(),
             NewEntry::Custom { data, .. } => raw_len(data),
             NewEntry::CustomMessage {
                 content, details, ..
@@ -155,26 +190,70 @@ impl NewEntry {
                 first_kept_entry_id,
                 tokens_before,
                 details,
+                usage,
                 from_hook,
+                system_message,
             } => {
                 out.base(id, parent_id, timestamp);
                 out.string("summary", summary);
-                out.string("firstKeptEntryId", first_kept_entry_id);
+                out.string(
+                    "firstKeptEntryId",
+                    first_kept_entry_id.as_deref().unwrap_or(id),
+                );
                 out.raw("tokensBefore", tokens_before.get());
                 out.optional_raw("details", details.as_deref());
+                out.optional_raw("usage", usage.as_deref());
                 out.optional_bool("fromHook", *from_hook);
+                if let Some(system_message) = system_message {
+                    // pi writes `{ ...systemMessage, timestamp: new Date(timestamp).getTime() }`:
+                    // the compaction's own time, the key kept where it stands or added last.
+                    let millis = super::time::parse_iso_ms(timestamp)
+                        .map_or_else(|| "null".to_string(), |millis| millis.to_string());
+                    let stamped =
+                        super::line::with_field(system_message.get(), "timestamp", &millis);
+                    out.raw(
+                        "systemMessage",
+                        stamped.as_deref().unwrap_or(system_message.get()),
+                    );
+                }
             }
             NewEntry::BranchSummary {
                 from_id,
                 summary,
                 details,
+                usage,
                 from_hook,
             } => {
                 out.base(id, parent_id, timestamp);
                 out.string("fromId", from_id);
                 out.string("summary", summary);
                 out.optional_raw("details", details.as_deref());
+                out.optional_raw("usage", usage.as_deref());
                 out.optional_bool("fromHook", *from_hook);
+            }
+            NewEntry::Usage {
+                kind,
+                provider,
+                model,
+                usage,
+                note,
+            } => {
+                out.base(id, parent_id, timestamp);
+                out.string("kind", kind);
+                out.string("provider", provider);
+                out.string("model", model);
+                out.raw("usage", usage.get());
+                if let Some(note) = note.as_deref().filter(|note| !note.is_empty()) {
+                    out.string("note", note);
+                }
+            }
+            NewEntry::ContextEdit {
+                target_id,
+                replacement,
+            } => {
+                out.base(id, parent_id, timestamp);
+                out.string("targetId", target_id);
+                out.raw("replacement", replacement.get());
             }
             NewEntry::Label { target_id, label } => {
                 out.base(id, parent_id, timestamp);
@@ -375,21 +454,73 @@ mod tests {
             (
                 NewEntry::Compaction {
                     summary: "s".into(),
-                    first_kept_entry_id: "k".into(),
+                    first_kept_entry_id: Some("k".into()),
                     tokens_before: raw("12"),
                     details: Some(raw("{}")),
+                    usage: None,
                     from_hook: Some(true),
+                    system_message: None,
                 },
                 r#"{"type":"compaction","id":"i","parentId":"p","timestamp":"t","summary":"s","firstKeptEntryId":"k","tokensBefore":12,"details":{},"fromHook":true}"#,
+            ),
+            (
+                NewEntry::Compaction {
+                    summary: "s".into(),
+                    first_kept_entry_id: Some("k".into()),
+                    tokens_before: raw("12"),
+                    details: Some(raw("{}")),
+                    usage: Some(raw(r#"{"input":1}"#)),
+                    from_hook: Some(false),
+                    system_message: Some(raw(r#"{"role":"system","content":"x","timestamp":3}"#)),
+                },
+                r#"{"type":"compaction","id":"i","parentId":"p","timestamp":"t","summary":"s","firstKeptEntryId":"k","tokensBefore":12,"details":{},"usage":{"input":1},"fromHook":false,"systemMessage":{"role":"system","content":"x","timestamp":null}}"#,
             ),
             (
                 NewEntry::BranchSummary {
                     from_id: "f".into(),
                     summary: "s".into(),
                     details: None,
+                    usage: None,
                     from_hook: None,
                 },
                 r#"{"type":"branch_summary","id":"i","parentId":"p","timestamp":"t","fromId":"f","summary":"s"}"#,
+            ),
+            (
+                NewEntry::BranchSummary {
+                    from_id: "f".into(),
+                    summary: "s".into(),
+                    details: Some(raw("1")),
+                    usage: Some(raw("{}")),
+                    from_hook: Some(true),
+                },
+                r#"{"type":"branch_summary","id":"i","parentId":"p","timestamp":"t","fromId":"f","summary":"s","details":1,"usage":{},"fromHook":true}"#,
+            ),
+            (
+                NewEntry::Usage {
+                    kind: "cache_warm".into(),
+                    provider: "p".into(),
+                    model: "m".into(),
+                    usage: raw(r#"{"input":1}"#),
+                    note: Some("n".into()),
+                },
+                r#"{"type":"usage","id":"i","parentId":"p","timestamp":"t","kind":"cache_warm","provider":"p","model":"m","usage":{"input":1},"note":"n"}"#,
+            ),
+            (
+                NewEntry::Usage {
+                    kind: "k".into(),
+                    provider: "p".into(),
+                    model: "m".into(),
+                    usage: raw("{}"),
+                    note: Some(String::new()),
+                },
+                r#"{"type":"usage","id":"i","parentId":"p","timestamp":"t","kind":"k","provider":"p","model":"m","usage":{}}"#,
+            ),
+            (
+                NewEntry::ContextEdit {
+                    target_id: "a".into(),
+                    replacement: raw("null"),
+                },
+                r#"{"type":"context_edit","id":"i","parentId":"p","timestamp":"t","targetId":"a","replacement":null}"#,
             ),
             (
                 NewEntry::Custom {
@@ -509,10 +640,12 @@ mod tests {
                 .prop_map(|(summary, first_kept_entry_id, details, from_hook)| {
                     NewEntry::Compaction {
                         summary,
-                        first_kept_entry_id,
+                        first_kept_entry_id: Some(first_kept_entry_id),
                         tokens_before: RawValue::from_string("7".into()).expect("a number"),
                         details,
+                        usage: None,
                         from_hook,
+                        system_message: None,
                     }
                 }),
             (text(), text(), proptest::option::of(raw_payload())).prop_map(
@@ -520,9 +653,30 @@ mod tests {
                     from_id,
                     summary,
                     details,
+                    usage: None,
                     from_hook: None,
                 }
             ),
+            (
+                text(),
+                text(),
+                text(),
+                raw_payload(),
+                proptest::option::of(text())
+            )
+                .prop_map(|(kind, provider, model, usage, note)| NewEntry::Usage {
+                    kind,
+                    provider,
+                    model,
+                    usage,
+                    note,
+                }),
+            (text(), raw_payload()).prop_map(|(target_id, replacement)| {
+                NewEntry::ContextEdit {
+                    target_id,
+                    replacement,
+                }
+            }),
             (text(), proptest::option::of(raw_payload()))
                 .prop_map(|(custom_type, data)| NewEntry::Custom { custom_type, data }),
             (

@@ -37,7 +37,6 @@ pub(crate) fn opaque_code(reason: &OpaqueReason) -> u8 {
         OpaqueReason::InvalidJson(_) => 1,
         OpaqueReason::NotAnObject => 2,
         OpaqueReason::MissingType => 3,
-        OpaqueReason::UnknownType(_) => 4,
         OpaqueReason::MissingId => 5,
         OpaqueReason::LeafControl => 6,
         OpaqueReason::ExtraHeader => 7,

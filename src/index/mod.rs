@@ -13,7 +13,7 @@ mod parallel;
 mod store;
 mod writeback;
 
-pub use store::{IndexState, Verify};
+pub use store::{IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, Verify};
 pub(crate) use store::{Lag, Store};
 
 /// File name suffix of the sidecar: `session.jsonl` is indexed by `session.jsonl.treelog`.

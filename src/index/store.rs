@@ -25,7 +25,10 @@ use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
+
+/// The rebuild reason ([`IndexState::Rebuilt`]) of an index of another schema version.
+pub const SCHEMA_CHANGED_REASON: &str = "index schema version differs";
 const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
 
 pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
@@ -467,7 +470,7 @@ impl Store {
         match get(META_SCHEMA)? {
             Some(schema) if schema == expected_schema => {}
             Some(schema) if schema.starts_with(SCHEMA_MAGIC) => {
-                return Ok(Err("index schema version differs".into()));
+                return Ok(Err(SCHEMA_CHANGED_REASON.into()));
             }
             Some(_) => return Ok(Err("foreign index (unknown schema tag)".into())),
             None => return Ok(Err("foreign or empty index (no schema tag)".into())),

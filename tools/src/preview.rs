@@ -155,6 +155,17 @@ pub fn entry_preview(kind: EntryKind, value: &Value) -> String {
             _ => format!("{} cleared", field("targetId")),
         },
         EntryKind::SessionInfo => format!("{:?}", field("name")),
+        EntryKind::Usage => format!("{} {}/{}", field("kind"), field("provider"), field("model")),
+        EntryKind::ContextEdit => match value.get("replacement") {
+            Some(Value::Null) => format!("{} removed", field("targetId")),
+            Some(replacement) => format!(
+                "{} = {}",
+                field("targetId"),
+                content_text(replacement.get("content").unwrap_or(&Value::Null))
+            ),
+            None => field("targetId"),
+        },
+        EntryKind::Other => String::new(),
     };
     one_line(&text, PREVIEW_CHARS_MAX)
 }

@@ -32,6 +32,9 @@ pub struct GenOptions {
     pub compact_every: u64,
     /// Average payload bytes of a message entry.
     pub payload_bytes: usize,
+    /// Chance, per turn, of a pi 1.6 `context_edit` of a recent entry on the path (a third
+    /// remove it from the context, the rest replace its content) and of a `usage` entry.
+    pub edit_rate: f64,
     pub cwd: String,
     pub writer: Writer,
 }
@@ -53,6 +56,7 @@ pub struct GenSummary {
     pub branches: u64,
     pub compactions: u64,
     pub labels: u64,
+    pub context_edits: u64,
     pub log_bytes: u64,
     pub elapsed: Duration,
     /// Of `elapsed`, the time spent indexing after the lines were written (bulk writer).
@@ -551,6 +555,9 @@ impl Generator<'_> {
             if !self.done() {
                 self.extras()?;
             }
+            if !self.done() && self.rng.chance(self.options.edit_rate) {
+                self.context_edit()?;
+            }
             if self.pending.len() >= PENDING_MAX {
                 self.flush()?;
             }
@@ -626,6 +633,7 @@ impl Generator<'_> {
                 from_id: target,
                 summary,
                 details: Some(raw(details.into())?),
+                usage: None,
                 from_hook: None,
             });
         }
@@ -646,12 +654,48 @@ impl Generator<'_> {
         let details = r#"{"readFiles":["src/session.rs"],"modifiedFiles":["src/lib.rs"]}"#;
         self.push(NewEntry::Compaction {
             summary,
-            first_kept_entry_id: first_kept,
+            first_kept_entry_id: Some(first_kept),
             tokens_before: raw(tokens)?,
             details: Some(raw(details.into())?),
+            usage: None,
             from_hook: None,
+            system_message: None,
         });
         self.summary.compactions += 1;
+        Ok(())
+    }
+
+    /// A `context_edit` of one of the last entries on the path, and a `usage` entry (pi 1.6).
+    fn context_edit(&mut self) -> Result<(), CliError> {
+        self.flush()?;
+        let back = self.rng.below(self.path_tail.len().min(20) as u64) as usize;
+        let target = self.path_tail[self.path_tail.len() - 1 - back].clone();
+        let replacement = if self.rng.below(3) == 0 {
+            "null".to_string()
+        } else {
+            let mut replacement = String::from("{\"content\":[{\"type\":\"text\",\"text\":");
+            self.push_words(&mut replacement, 5, 20);
+            replacement.push_str("}]}");
+            replacement
+        };
+        self.push(NewEntry::ContextEdit {
+            target_id: target,
+            replacement: raw(replacement)?,
+        });
+        if !self.done() {
+            let (provider, model, _) = MODELS[self.model];
+            self.push(NewEntry::Usage {
+                kind: "context_edit".into(),
+                provider: provider.into(),
+                model: model.into(),
+                usage: raw(
+                    r#"{"input":120,"output":8,"cacheRead":0,"cacheWrite":0,"totalTokens":128}"#
+                        .into(),
+                )?,
+                note: None,
+            });
+        }
+        self.summary.context_edits += 1;
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -171,6 +171,112 @@ fn append_ids_appear_in_path() {
         .map(String::from)
         .collect();
     assert_eq!(path_ids[path_ids.len() - 2..], ids[..]);
+}
+
+/// `append` writes pi 1.6's entries from `{"type":...}` lines, and `context` answers with
+/// pi 1.6's rule: the compaction's stored system message leads, the system message of the
+/// kept range is left out, the edit replaces the assistant's content with one text part, a
+/// null edit removes the user message, and `--pi-compat 0.73` ignores all of that.
+#[test]
+fn append_pi16_entries_and_context_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let messages = concat!(
+        r#"{"role":"system","content":"be brief","timestamp":1}"#,
+        "\n",
+        r#"{"role":"user","content":"hello","timestamp":2}"#,
+        "\n",
+        r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"p","model":"m","timestamp":3}"#,
+        "\n",
+        r#"{"role":"user","content":"secret","timestamp":4}"#,
+        "\n",
+    );
+    let output = treelog(&["append", arg(&path)], messages);
+    assert_exit(&output, 0);
+    let ids: Vec<String> = stdout(&output).lines().map(String::from).collect();
+    let (system, assistant, secret) = (&ids[0], &ids[2], &ids[3]);
+    let entries = format!(
+        "{}\n{}\n{}\n{}\n",
+        json!({"type": "context_edit", "targetId": assistant, "replacement": {"content": "edited"}}),
+        json!({"type": "context_edit", "targetId": secret, "replacement": null}),
+        json!({"type": "usage", "kind": "cache_warm", "provider": "p", "model": "m", "usage": {"input": 1}}),
+        json!({"type": "compaction", "summary": "sum", "firstKeptEntryId": system, "tokensBefore": 10}),
+    );
+    let output = treelog(&["append", arg(&path)], &entries);
+    assert_exit(&output, 0);
+    let log = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        lines[5]["replacement"],
+        json!({"content": [{"type": "text", "text": "edited"}]}),
+        "a string replacement of an assistant is stored as one text part"
+    );
+    assert_eq!(lines[7]["type"], "usage");
+    let compaction = &lines[8];
+    let compaction_ms =
+        treelog::format::time::parse_iso_ms(compaction["timestamp"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        compaction["systemMessage"],
+        json!({"role": "system", "content": "be brief", "timestamp": compaction_ms})
+    );
+    let context: Value = serde_json::from_str(&run_ok(&["context", arg(&path)])).unwrap();
+    assert_eq!(
+        context["messages"],
+        json!([
+            {"role": "system", "content": "be brief", "timestamp": compaction_ms},
+            {"role": "compactionSummary", "summary": "sum", "tokensBefore": 10, "timestamp": compaction_ms},
+            {"role": "user", "content": "hello", "timestamp": 2},
+            {"role": "assistant", "content": [{"type": "text", "text": "edited"}], "provider": "p", "model": "m", "timestamp": 3},
+        ])
+    );
+    let old: Value =
+        serde_json::from_str(&run_ok(&["context", arg(&path), "--pi-compat", "0.73"])).unwrap();
+    let roles: Vec<&str> = old["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["compactionSummary", "system", "user", "assistant", "user"]
+    );
+    assert_eq!(
+        old["messages"][3]["content"],
+        json!([{"type": "text", "text": "hi"}])
+    );
+    let entry_ids: Vec<String> =
+        serde_json::from_str::<Vec<Value>>(&run_ok(&["context", arg(&path), "--entries"]))
+            .unwrap()
+            .iter()
+            .map(|entry| entry["id"].as_str().unwrap().to_string())
+            .collect();
+    assert_eq!(entry_ids[0], compaction["id"].as_str().unwrap());
+    assert!(
+        !entry_ids.contains(system),
+        "the kept system message is left out"
+    );
+    assert_eq!(
+        entry_ids.len(),
+        1 + 3 + 3,
+        "compaction, kept user/assistant/secret, two edits and the usage"
+    );
+    let refused = treelog(
+        &["append", arg(&path)],
+        &format!(
+            "{}\n",
+            json!({"type": "context_edit", "targetId": system, "replacement": null})
+        ),
+    );
+    assert_exit(&refused, 2);
+    assert!(
+        stderr(&refused).contains("does not contribute editable model content"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 /// An invalid stdin line stops `append` with exit 2 and its line number; earlier ids stay.

@@ -1,17 +1,28 @@
 //! `treelog append`: appends messages read from stdin, printing each new id once appended.
 
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::PathBuf;
 
+use serde_json::value::RawValue;
 use treelog::{Durability, OnConflict, Session, SessionOptions};
 
 use crate::exit::CliError;
 use crate::out::Out;
 
-/// Append messages read from stdin, printing each new id.
+/// Append messages or entries read from stdin, printing each new id.
 ///
-/// Reads one JSON message object per stdin line (blank lines are skipped) and appends each
-/// as a `message` entry on the session's leaf. Each new entry's id is printed on its own
+/// Reads one JSON object per stdin line (blank lines are skipped) and appends it on the
+/// session's leaf. A message object (no "type" key) becomes a `message` entry. An object with
+/// a "type" is an entry in the terms of pi's append* methods, its id, parentId and timestamp
+/// given by treelog: {"type":"usage","kind","provider","model","usage"[,"note"]},
+/// {"type":"context_edit","targetId","replacement":{"content":...}|null},
+/// {"type":"compaction","summary"[,"firstKeptEntryId"],"tokensBefore"[,"details"][,"fromHook"][,"usage"]}
+/// (the system message in force is stored with it, as pi 1.6 does),
+/// {"type":"branch_summary","branchFromId":ID|null,"summary"[,"details"][,"fromHook"][,"usage"]},
+/// {"type":"message","message"}, thinking_level_change {thinkingLevel}, model_change
+/// {provider, modelId}, custom {customType[, data]}, custom_message {customType, content,
+/// display[, details]}, label {targetId[, label]}, session_info {name}. Each new entry's id is printed on its own
 /// line, flushed, only after its append returned; what a printed id guarantees depends on
 /// --sync. A missing FILE becomes a new session (the header is written with the first entry).
 ///
@@ -108,18 +119,135 @@ fn append_lines(
         if text.is_empty() {
             continue;
         }
-        check_message(text).map_err(|message| CliError::input(location(), message))?;
-        let id = session.append_message(text)?;
+        let fields = parse_object(text).map_err(|message| CliError::input(location(), message))?;
+        let id = match fields.get("type") {
+            None => session.append_message(text)?,
+            Some(kind) => {
+                append_entry(session, kind.get(), &fields).map_err(|error| error.at(location()))?
+            }
+        };
         out.line(&id)?;
         out.flush()?;
     }
 }
 
-/// A message must be one JSON object (checked without building it in memory).
-fn check_message(text: &str) -> Result<(), String> {
-    match serde_json::from_str::<&serde_json::value::RawValue>(text) {
-        Ok(raw) if raw.get().starts_with('{') => Ok(()),
-        Ok(_) => Err("a message must be a JSON object".into()),
-        Err(error) => Err(format!("not valid JSON: {error}")),
+/// A stdin line's top-level fields, as raw JSON: it must be one JSON object.
+fn parse_object(text: &str) -> Result<HashMap<String, &RawValue>, String> {
+    match serde_json::from_str::<&RawValue>(text) {
+        Ok(raw) if raw.get().starts_with('{') => {}
+        Ok(_) => return Err("a message must be a JSON object".into()),
+        Err(error) => return Err(format!("not valid JSON: {error}")),
     }
+    serde_json::from_str(text).map_err(|error| format!("not valid JSON: {error}"))
+}
+
+/// Why an entry line could not be appended: a bad field (reported at its stdin line) or the
+/// library's own error.
+enum EntryError {
+    Field(String),
+    Session(treelog::Error),
+}
+
+impl EntryError {
+    fn at(self, location: String) -> CliError {
+        match self {
+            EntryError::Field(message) => CliError::input(location, message),
+            EntryError::Session(error) => error.into(),
+        }
+    }
+}
+
+impl From<treelog::Error> for EntryError {
+    fn from(error: treelog::Error) -> Self {
+        EntryError::Session(error)
+    }
+}
+
+/// Appends the entry an object with a `type` describes, through the `Session::append_*` call
+/// pi's own `append*` method maps to (ids, parents and timestamps are the session's).
+fn append_entry(
+    session: &mut Session,
+    kind: &str,
+    fields: &HashMap<String, &RawValue>,
+) -> Result<String, EntryError> {
+    let raw = |key: &str| fields.get(key).map(|value| value.get());
+    let string = |key: &str| -> Result<String, EntryError> {
+        raw(key)
+            .and_then(|value| serde_json::from_str::<String>(value).ok())
+            .ok_or_else(|| EntryError::Field(format!("\"{key}\" must be a string")))
+    };
+    let optional_string = |key: &str| -> Result<Option<String>, EntryError> {
+        match raw(key) {
+            None | Some("null") => Ok(None),
+            Some(_) => string(key).map(Some),
+        }
+    };
+    let required = |key: &str| -> Result<&str, EntryError> {
+        raw(key).ok_or_else(|| EntryError::Field(format!("\"{key}\" is missing")))
+    };
+    let flag = |key: &str| -> Result<Option<bool>, EntryError> {
+        match raw(key) {
+            None | Some("null") => Ok(None),
+            Some("true") => Ok(Some(true)),
+            Some("false") => Ok(Some(false)),
+            Some(_) => Err(EntryError::Field(format!(
+                "\"{key}\" must be true or false"
+            ))),
+        }
+    };
+    let kind: String = serde_json::from_str(kind)
+        .map_err(|_| EntryError::Field("\"type\" must be a string".into()))?;
+    Ok(match kind.as_str() {
+        "message" => session.append_message(required("message")?)?,
+        "thinking_level_change" => {
+            session.append_thinking_level_change(&string("thinkingLevel")?)?
+        }
+        "model_change" => session.append_model_change(&string("provider")?, &string("modelId")?)?,
+        "usage" => session.append_usage(
+            &string("kind")?,
+            &string("provider")?,
+            &string("model")?,
+            required("usage")?,
+            optional_string("note")?.as_deref(),
+        )?,
+        "context_edit" => {
+            let replacement = required("replacement")?;
+            session.append_context_edit(
+                &string("targetId")?,
+                (replacement != "null").then_some(replacement),
+            )?
+        }
+        "compaction" => session.append_compaction(
+            &string("summary")?,
+            optional_string("firstKeptEntryId")?.as_deref(),
+            required("tokensBefore")?,
+            raw("details"),
+            flag("fromHook")?,
+            raw("usage"),
+        )?,
+        "branch_summary" => session.branch_with_summary(
+            optional_string("branchFromId")?.as_deref(),
+            &string("summary")?,
+            raw("details"),
+            flag("fromHook")?,
+            raw("usage"),
+        )?,
+        "custom" => session.append_custom_entry(&string("customType")?, raw("data"))?,
+        "custom_message" => session.append_custom_message_entry(
+            &string("customType")?,
+            required("content")?,
+            flag("display")?.unwrap_or(false),
+            raw("details"),
+        )?,
+        "label" => session
+            .append_label_change(&string("targetId")?, optional_string("label")?.as_deref())?,
+        "session_info" => session.append_session_info(&string("name")?)?,
+        other => {
+            return Err(EntryError::Field(format!(
+                "unknown entry type {other:?} (message, thinking_level_change, model_change, \
+                 usage, context_edit, compaction, branch_summary, custom, custom_message, \
+                 label, session_info)"
+            )));
+        }
+    })
 }

@@ -137,6 +137,7 @@ fn generated(dir: &Path, entries: u64) -> Result<PathBuf, CliError> {
         branch_rate: 0.01,
         compact_every: 2_000,
         payload_bytes: 1_024,
+        edit_rate: 0.0,
         cwd: "/home/dev/project".into(),
         writer: Writer::Bulk,
     };

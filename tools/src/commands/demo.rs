@@ -66,6 +66,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
                 branch_rate: 0.01,
                 compact_every: 2_000,
                 payload_bytes: 1024,
+                edit_rate: 0.0,
                 cwd: "/home/dev/project".into(),
                 writer: Writer::Session,
             },

@@ -137,7 +137,23 @@ fn render_entry(kind: EntryKind, value: &Value) -> String {
             content_text(value.get("content").unwrap_or(&Value::Null))
         ),
         EntryKind::SessionInfo => format!("*Session renamed: {}*", string(value, "name")),
-        EntryKind::Custom | EntryKind::Label => String::new(),
+        EntryKind::Usage => format!(
+            "*Usage ({}): {}/{}*",
+            string(value, "kind"),
+            string(value, "provider"),
+            string(value, "model")
+        ),
+        EntryKind::ContextEdit => match value.get("replacement") {
+            Some(Value::Null) => format!(
+                "*Context edit: `{}` removed from the context*",
+                string(value, "targetId")
+            ),
+            _ => format!(
+                "*Context edit: `{}` replaced in the context*",
+                string(value, "targetId")
+            ),
+        },
+        EntryKind::Custom | EntryKind::Label | EntryKind::Other => String::new(),
     }
 }
 

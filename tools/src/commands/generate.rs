@@ -36,6 +36,10 @@ pub struct Args {
     /// Average payload bytes per message entry.
     #[arg(long, value_name = "B", default_value_t = 1024)]
     pub payload_bytes: usize,
+    /// Chance per turn of a context edit of a recent entry (and a usage entry), as pi 1.6
+    /// writes them (0 to 1).
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    pub edit_rate: f64,
     /// The cwd written in the header.
     #[arg(long, default_value = "/home/dev/project")]
     pub cwd: String,
@@ -46,6 +50,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if !(0.0..=1.0).contains(&args.edit_rate) {
+        return Err(CliError::Usage(format!(
+            "--edit-rate must be between 0 and 1, not {}",
+            args.edit_rate
+        )));
+    }
     if !(0.0..=1.0).contains(&args.branch_rate) {
         return Err(CliError::Usage(format!(
             "--branch-rate must be between 0 and 1, not {}",
@@ -58,6 +68,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         branch_rate: args.branch_rate,
         compact_every: args.compact_every,
         payload_bytes: args.payload_bytes,
+        edit_rate: args.edit_rate,
         cwd: args.cwd,
         writer: if args.bulk {
             Writer::Bulk
@@ -70,7 +81,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     bar.finish_and_clear();
     let seconds = summary.elapsed.as_secs_f64().max(1e-9);
     out.line(&format!(
-        "wrote {} entries ({}) to {} in {:.2} s{} ({:.0} entries/s, {}/s): {} messages, {} branches, {} compactions, {} labels; seed {}",
+        "wrote {} entries ({}) to {} in {:.2} s{} ({:.0} entries/s, {}/s): {} messages, {} branches, {} compactions, {} labels, {} context edits; seed {}",
         summary.entries,
         progress::human_bytes(summary.log_bytes),
         args.file.display(),
@@ -89,6 +100,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         summary.branches,
         summary.compactions,
         summary.labels,
+        summary.context_edits,
         args.seed,
     ))
 }

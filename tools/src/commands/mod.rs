@@ -34,7 +34,23 @@ pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Session, Cl
             "not a regular file",
         ));
     }
-    Ok(Session::open(path, options)?)
+    let session = Session::open(path, options)?;
+    notice_rebuild(&session);
+    Ok(session)
+}
+
+/// One line on stderr when an open rebuilt an index that an older treelog wrote: the answers
+/// are right (they come from the log), but the rebuild costs time the user should be able to
+/// explain.
+pub fn notice_rebuild(session: &Session) {
+    if let treelog::IndexState::Rebuilt { reason } = session.index_state()
+        && reason == treelog::SCHEMA_CHANGED_REASON
+    {
+        eprintln!(
+            "treelog: {}: index written by another treelog version; rebuilt from the log",
+            treelog::sidecar_path(session.log_path()).display()
+        );
+    }
 }
 
 /// Opens an existing log with the default options (index used and updated).
