@@ -136,9 +136,9 @@ pub(crate) fn common_ancestor(store: &Store, a: u64, b: u64) -> Result<Option<u6
     at(a, low)
 }
 
-/// Children of `parent_seq` (or the roots, for [`SEQ_NONE`]) in pi's order: ascending by
-/// timestamp, ties (and unparseable timestamps, which sort first) in file order. Opaque
-/// records are never children.
+/// Children of `parent_seq` in pi's `getTree()` order: ascending by timestamp, ties (and
+/// unparseable timestamps, which sort first) in file order. The roots ([`SEQ_NONE`]) stay in
+/// file order, as pi leaves them. Opaque records are never children.
 pub(crate) fn sorted_children(store: &Store, parent_seq: u64) -> Result<Vec<(u64, Record)>> {
     let mut kids = Vec::new();
     for seq in store.children_of(parent_seq)? {
@@ -154,7 +154,11 @@ pub(crate) fn sorted_children(store: &Store, parent_seq: u64) -> Result<Vec<(u64
             kids.push((seq, record));
         }
     }
-    kids.sort_by_key(|(seq, record)| (record.timestamp_ms, *seq));
+    // The store lists children in file order; sorted anyway, since the order is the answer.
+    kids.sort_unstable_by_key(|(seq, _)| *seq);
+    if parent_seq != SEQ_NONE {
+        kids.sort_by_key(|(_, record)| record.timestamp_ms);
+    }
     Ok(kids)
 }
 

@@ -237,7 +237,10 @@ impl Model {
         let mut kids: Vec<usize> = (0..self.entries.len())
             .filter(|index| self.entries[*index].parent == parent)
             .collect();
-        kids.sort_by_key(|index| (self.entries[*index].timestamp_ms, *index));
+        // pi's getTree: roots in file order, children by timestamp (stable).
+        if parent.is_some() {
+            kids.sort_by_key(|index| (self.entries[*index].timestamp_ms, *index));
+        }
         kids
     }
 
