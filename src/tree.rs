@@ -2,7 +2,8 @@
 //! only the records it returns or steps through, never the whole index.
 
 use crate::error::Result;
-use crate::format::record::{Record, SEQ_NONE};
+use crate::format::js_sort;
+use crate::format::record::{Record, SEQ_NONE, TIMESTAMP_NONE};
 use crate::index::Store;
 
 /// The ids of a path, root first, held in one buffer: a walk allocates once per path instead
@@ -136,9 +137,10 @@ pub(crate) fn common_ancestor(store: &Store, a: u64, b: u64) -> Result<Option<u6
     at(a, low)
 }
 
-/// Children of `parent_seq` in pi's `getTree()` order: ascending by timestamp, ties (and
-/// unparseable timestamps, which sort first) in file order. The roots ([`SEQ_NONE`]) stay in
-/// file order, as pi leaves them. Opaque records are never children.
+/// Children of `parent_seq` in pi's `getTree()` order: ascending by timestamp, ties in file
+/// order; with unparseable timestamps among them, the order V8's sort gives pi's comparator
+/// (`format::js_sort`). The roots ([`SEQ_NONE`]) stay in file order, as pi leaves them. Opaque
+/// records are never children.
 pub(crate) fn sorted_children(store: &Store, parent_seq: u64) -> Result<Vec<(u64, Record)>> {
     let mut kids = Vec::new();
     for seq in store.children_of(parent_seq)? {
@@ -157,7 +159,9 @@ pub(crate) fn sorted_children(store: &Store, parent_seq: u64) -> Result<Vec<(u64
     // The store lists children in file order; sorted anyway, since the order is the answer.
     kids.sort_unstable_by_key(|(seq, _)| *seq);
     if parent_seq != SEQ_NONE {
-        kids.sort_by_key(|(_, record)| record.timestamp_ms);
+        js_sort::sort_like_pi_children(&mut kids, |(_, record)| {
+            (record.timestamp_ms != TIMESTAMP_NONE).then_some(record.timestamp_ms)
+        });
     }
     Ok(kids)
 }

@@ -79,6 +79,50 @@ fn iso_ms(text: &str) -> Option<i64> {
     Some((((days * 24 + h) * 60 + mi) * 60 + s) * 1000 + ms)
 }
 
+/// The order V8's `Array.prototype.sort` gives a list sorted with pi's comparator
+/// (`new Date(a).getTime() - new Date(b).getTime()`, NaN read as 0), `None` standing for NaN.
+/// Written here from V8's rules for lists under 64 items (one natural run, reversed when
+/// strictly descending, then binary insertion: `< 0` goes left, anything else right); longer
+/// lists with NaN, which the model's logs never grow, use treelog's full TimSort.
+fn js_sort_order(keys: &[Option<i64>]) -> Vec<usize> {
+    let less = |a: usize, b: usize| matches!((keys[a], keys[b]), (Some(a), Some(b)) if a < b);
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    if keys.iter().all(Option::is_some) {
+        order.sort_by_key(|index| keys[*index]);
+        return order;
+    }
+    if keys.len() >= 64 {
+        return treelog::format::js_sort::v8_sort_order(keys.len(), |a, b| {
+            treelog::format::js_sort::compare_timestamps(keys[a], keys[b])
+        });
+    }
+    if keys.len() < 2 {
+        return order;
+    }
+    let descending = less(1, 0);
+    let mut run = 2;
+    while run < keys.len() && less(run, run - 1) == descending {
+        run += 1;
+    }
+    if descending {
+        order[..run].reverse();
+    }
+    for start in run..keys.len() {
+        let pivot = order[start];
+        let (mut left, mut right) = (0, start);
+        while left < right {
+            let middle = (left + right) / 2;
+            if less(pivot, order[middle]) {
+                right = middle;
+            } else {
+                left = middle + 1;
+            }
+        }
+        order[left..=start].rotate_right(1);
+    }
+    order
+}
+
 impl Model {
     fn parse(bytes: &[u8]) -> Model {
         let complete_len = bytes
@@ -239,7 +283,14 @@ impl Model {
             .collect();
         // pi's getTree: roots in file order, children by timestamp (stable).
         if parent.is_some() {
-            kids.sort_by_key(|index| (self.entries[*index].timestamp_ms, *index));
+            let keys: Vec<Option<i64>> = kids
+                .iter()
+                .map(|index| self.entries[*index].timestamp_ms)
+                .collect();
+            kids = js_sort_order(&keys)
+                .into_iter()
+                .map(|at| kids[at])
+                .collect();
         }
         kids
     }

@@ -70,3 +70,46 @@ fn roots_in_file_order() {
         ["r1", "r2", "r3", "r4", "r5", "r6", "r7"]
     );
 }
+
+/// Children lists with unparseable timestamps (NaN in JavaScript, which pi's comparator turns
+/// into "equal") come in the order V8's TimSort gives them: lists of 2 to 260 children, random,
+/// descending and galloping patterns, all-NaN and ties. treelog put NaN children first.
+#[test]
+fn nan_siblings_in_v8_order() {
+    assert_same_tree("siblings.jsonl");
+}
+
+/// The two smallest cases, spelled out. pi 1.6.0's answer (`SessionManager.open(file)
+/// .getTree()`, run by a script in /tmp/pirefs with Node 24): `p(a,b,c) q(d,f,e)`. Under p,
+/// [10 s, NaN, 5 s] is one ascending run for V8 (NaN compares equal), so the file order stays;
+/// under q, [NaN, 10 s, 5 s] is a run of two and 5 s is inserted between NaN and 10 s.
+#[test]
+fn nan_sibling_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let entry = |id: &str, parent: Option<&str>, timestamp: &str| {
+        serde_json::json!({"type": "custom", "customType": "t", "id": id, "parentId": parent, "timestamp": timestamp})
+            .to_string()
+    };
+    let (ten, five, nan) = (
+        "2025-01-01T00:00:10.000Z",
+        "2025-01-01T00:00:05.000Z",
+        "not a date",
+    );
+    let lines = [
+        r#"{"type":"session","version":3,"id":"00000000-0000-7000-8000-000000000003","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#.to_string(),
+        entry("p", None, "2025-01-01T00:00:00.000Z"),
+        entry("a", Some("p"), ten),
+        entry("b", Some("p"), nan),
+        entry("c", Some("p"), five),
+        entry("q", None, "2025-01-01T00:00:00.000Z"),
+        entry("d", Some("q"), nan),
+        entry("e", Some("q"), ten),
+        entry("f", Some("q"), five),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let session = Session::open(&path, SessionOptions::default()).unwrap();
+    let ids = |rows: Vec<treelog::Entry>| rows.into_iter().map(|e| e.id).collect::<Vec<_>>();
+    assert_eq!(ids(session.children("p").unwrap()), ["a", "b", "c"]);
+    assert_eq!(ids(session.children("q").unwrap()), ["d", "f", "e"]);
+}

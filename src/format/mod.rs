@@ -3,6 +3,7 @@
 
 pub mod id_index;
 pub mod ids;
+pub mod js_sort;
 pub mod json_scan;
 pub mod line;
 pub mod page;
