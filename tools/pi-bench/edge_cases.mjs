@@ -20,8 +20,6 @@ const cases = JSON.parse(readFileSync(join(here, "edge_cases.json"), "utf8"));
 const known = {
   not_object_lines: "pi throws on a line that is JSON but not an object",
   self_parent: "pi loops forever on a self-parent; treelog reads it as a root",
-  unknown_type:
-    "an unknown type is an opaque record, off the tree (OpenClaw's rule); pi keeps it on the branch",
 };
 const piScript = `
 import { SessionManager } from "@mariozechner/pi-coding-agent";
