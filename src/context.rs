@@ -7,6 +7,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use compact_str::CompactString;
+
 use crate::error::Result;
 use crate::format::json_scan;
 use crate::format::line::{EntryKind, json_text_str, with_field};
@@ -116,7 +118,6 @@ pub struct ProjectedEntry {
     /// for the messages only.
     pub source: JsonText,
     pub messages: Vec<JsonText>,
-    pub(crate) seq: u64,
 }
 
 impl Projection {
@@ -173,18 +174,61 @@ fn push_array<'a>(out: &mut String, values: impl IntoIterator<Item = &'a JsonTex
 
 /// The context of `leaf_seq` by `compat`'s rule. Reads only the lines that contribute.
 pub(crate) fn build(session: &Session, leaf_seq: u64, compat: PiCompat) -> Result<Context> {
-    Ok(project(session, leaf_seq, compat, false)?.into_context())
+    let assembled = assemble(session, leaf_seq, compat, false)?;
+    Ok(Context {
+        messages: assembled.messages,
+        thinking_level: assembled.thinking_level,
+        model: assembled.model,
+    })
 }
 
 /// pi 1.6's projection of `leaf_seq`, every context entry's line read.
 pub(crate) fn build_projection(session: &Session, leaf_seq: u64) -> Result<Projection> {
-    project(session, leaf_seq, PiCompat::Current, true)
+    let assembled = assemble(session, leaf_seq, PiCompat::Current, true)?;
+    let mut start = 0;
+    let entries = assembled
+        .entries
+        .into_iter()
+        .map(|entry| {
+            let messages = assembled.messages[start..entry.messages_end].to_vec();
+            start = entry.messages_end;
+            ProjectedEntry {
+                id: entry.id.into_string(),
+                source: entry.source.unwrap_or_else(|| raw(String::new())),
+                messages,
+            }
+        })
+        .collect();
+    Ok(Projection {
+        entries,
+        thinking_level: assembled.thinking_level,
+        model: assembled.model,
+    })
 }
 
 /// The context entries of `leaf_seq` (pi 1.6's `buildContextEntries`), as sequence numbers.
 pub(crate) fn context_entry_seqs(session: &Session, leaf_seq: u64) -> Result<Vec<u64>> {
-    let projection = project(session, leaf_seq, PiCompat::Current, false)?;
-    Ok(projection.entries.iter().map(|entry| entry.seq).collect())
+    let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
+    Ok(assembled.entries.iter().map(|entry| entry.seq).collect())
+}
+
+/// The context part of a path, assembled: every message in order in one vector (a context
+/// build allocates nothing per entry), and where each context entry's messages end.
+struct Assembled {
+    entries: Vec<AssembledEntry>,
+    messages: Vec<JsonText>,
+    thinking_level: JsonText,
+    model: Option<JsonText>,
+}
+
+struct AssembledEntry {
+    seq: u64,
+    /// Inline for pi's ids: no allocation.
+    id: CompactString,
+    /// The entry's line, when every line was read (the projection).
+    source: Option<JsonText>,
+    /// The end of this entry's messages in [`Assembled::messages`].
+    messages_end: usize,
 }
 
 /// The latest compaction on a path and where its kept range starts.
@@ -262,15 +306,16 @@ fn contributes(kind: Option<EntryKind>, compat: PiCompat) -> bool {
 /// each with the messages it contributes, the latest context edit of it applied (pi 1.6).
 /// The walk covers only that part of the path, so the cost is the context's, not the depth's:
 /// an edit outside it does not apply (pi 1.6 looks for edits among the context entries).
-fn project(
+fn assemble(
     session: &Session,
     leaf_seq: u64,
     compat: PiCompat,
     all_lines: bool,
-) -> Result<Projection> {
+) -> Result<Assembled> {
     if leaf_seq == SEQ_NONE {
-        return Ok(Projection {
+        return Ok(Assembled {
             entries: Vec::new(),
+            messages: Vec::new(),
             thinking_level: raw("\"off\"".into()),
             model: None,
         });
@@ -355,9 +400,10 @@ fn project(
 
     let legacy = store.state.header_version < 3 && !store.state.header_recovered;
     let mut entries = Vec::with_capacity(order.len());
+    let mut messages = Vec::with_capacity(order.len() + 1);
     for (position, &at) in order.iter().enumerate() {
         let (seq, record) = &path[at];
-        let mut messages = Vec::new();
+        let start = messages.len();
         let mut source = None;
         if let Some((compaction, line)) = &kept.compaction
             && compaction == seq
@@ -365,29 +411,30 @@ fn project(
             // Only the latest compaction, standing first, contributes (an older one may stand
             // in its kept range).
             if position == 0 {
-                messages = compaction_messages(line, compat);
+                compaction_messages(&mut messages, line, compat);
             }
             source = all_lines.then(|| raw(line.clone()));
         } else if let Some(index) = line_index[at] {
             if contributes(record.kind, compat) {
-                messages = entry_message(record, &lines, index, legacy, compat)
-                    .into_iter()
-                    .collect();
+                messages.extend(entry_message(record, &lines, index, legacy, compat));
             }
             source = all_lines.then(|| shared(&lines, index, 0..lines.line(index).len()));
         }
-        if let Some(replacement) = edits.get(record.id.as_str()) {
-            messages = apply_edit(messages, replacement);
+        if !edits.is_empty()
+            && let Some(replacement) = edits.get(record.id.as_str())
+        {
+            apply_edit(&mut messages, start, replacement);
         }
-        entries.push(ProjectedEntry {
-            id: record.id.to_string(),
-            source: source.unwrap_or_else(|| raw(String::new())),
-            messages,
+        entries.push(AssembledEntry {
             seq: *seq,
+            id: record.id.clone(),
+            source,
+            messages_end: messages.len(),
         });
     }
-    Ok(Projection {
+    Ok(Assembled {
         entries,
+        messages,
         thinking_level,
         model,
     })
@@ -395,8 +442,7 @@ fn project(
 
 /// The messages of the latest compaction: its system message snapshot (pi 1.6) and a
 /// `compactionSummary`.
-fn compaction_messages(line: &str, compat: PiCompat) -> Vec<JsonText> {
-    let mut messages = Vec::with_capacity(2);
+fn compaction_messages(messages: &mut Vec<JsonText>, line: &str, compat: PiCompat) {
     if compat == PiCompat::Current
         && let Some(system) = field(line, "systemMessage").filter(is_truthy)
     {
@@ -412,7 +458,6 @@ fn compaction_messages(line: &str, compat: PiCompat) -> Vec<JsonText> {
     append_timestamp(&mut out, line);
     out.push('}');
     messages.push(raw(out));
-    messages
 }
 
 /// A value cut out of the shared buffer of `lines`: `range` of line `index`.
@@ -509,14 +554,17 @@ fn entry_message(
 /// its place, or is added last).
 fn fill_missing_content(message: JsonText) -> JsonText {
     let text = message.get();
-    if content_present(text) == Some(true) {
-        return message;
-    }
     let empty = match message_role(text).as_deref() {
         Some("system") => "\"\"",
         Some("user" | "assistant" | "toolResult") => "[]",
         _ => return message,
     };
+    if let Some(present) = content_present(text) {
+        return match present {
+            true => message,
+            false => with_field(text, "content", empty).map_or(message, raw),
+        };
+    }
     let content = json_scan::scan(text, &["content"])
         .ok()
         .and_then(|found| found.fields[0]);
@@ -526,13 +574,37 @@ fn fill_missing_content(message: JsonText) -> JsonText {
     with_field(text, "content", empty).map_or(message, raw)
 }
 
-/// Whether a message written as pi writes it (`{"role":"...","content":...`) has a content
-/// that is not null, read from its first bytes; `None` when the message must be scanned.
+/// Whether a message laid out as pi writes it has a `content` that is not null, read from its
+/// leading keys: pi writes `role` first, and for a tool result `toolCallId` and `toolName`
+/// before `content`. Leading keys are walked while their values are strings without escapes
+/// (a line read through the index was valid JSON when indexed and its crc32 matched); `None`
+/// for any other layout, which the caller scans. A tool result would otherwise be scanned
+/// whole for each context build (a third of a context's time on pi's transcripts).
 fn content_present(message: &str) -> Option<bool> {
-    let role = message.strip_prefix("{\"role\":\"")?;
-    let end = role.find(['"', '\\'])?;
-    let after = role[end..].strip_prefix("\",\"content\":")?;
-    Some(!after.starts_with('n'))
+    let mut rest = message.strip_prefix('{')?;
+    for _ in 0..4 {
+        let key_and_rest = rest.strip_prefix('"')?;
+        let key_end = key_and_rest.find(['"', '\\'])?;
+        if key_and_rest.as_bytes()[key_end] != b'"' {
+            return None;
+        }
+        let key = &key_and_rest[..key_end];
+        let value = key_and_rest[key_end + 1..].strip_prefix(':')?;
+        if key == "content" {
+            return match value.as_bytes().first()? {
+                b'n' => Some(false),
+                b' ' | b'\t' | b'\r' | b'\n' => None,
+                _ => Some(true),
+            };
+        }
+        let text = value.strip_prefix('"')?;
+        let end = text.find(['"', '\\'])?;
+        if text.as_bytes()[end] != b'"' {
+            return None;
+        }
+        rest = text[end + 1..].strip_prefix(',')?;
+    }
+    None
 }
 
 /// The decoded `role` of a raw message, if it is an object with a string role.
@@ -551,25 +623,26 @@ fn message_role(message: &str) -> Option<Cow<'_, str>> {
 /// messages; otherwise the content of each user, assistant, tool result or custom message
 /// becomes the replacement's (a string one, for an assistant or a tool result, becomes one
 /// text part), and other messages stay as they are.
-fn apply_edit(messages: Vec<JsonText>, replacement: &str) -> Vec<JsonText> {
+/// The entry's messages are `messages[start..]`.
+fn apply_edit(messages: &mut Vec<JsonText>, start: usize, replacement: &str) {
     if replacement == "null" {
-        return Vec::new();
+        messages.truncate(start);
+        return;
     }
     // `replacement.content`: undefined for anything but an object holding it.
     let content = json_scan::scan(replacement, &["content"])
         .ok()
         .filter(|found| found.is_object)
         .and_then(|found| found.fields[0]);
-    messages
-        .into_iter()
-        .map(|message| {
+    for message in &mut messages[start..] {
+        let edited = {
             let text = message.get();
             let role = message_role(text);
             let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref()
             else {
-                return message;
+                continue;
             };
-            let edited = match content {
+            match content {
                 Some(content)
                     if matches!(role, "assistant" | "toolResult") && content.starts_with('"') =>
                 {
@@ -582,10 +655,12 @@ fn apply_edit(messages: Vec<JsonText>, replacement: &str) -> Vec<JsonText> {
                 Some(content) => with_field(text, "content", content),
                 // `content: undefined`: JSON.stringify leaves the key out.
                 None => without_field(text, "content"),
-            };
-            edited.map_or(message, raw)
-        })
-        .collect()
+            }
+        };
+        if let Some(edited) = edited {
+            *message = raw(edited);
+        }
+    }
 }
 
 /// `json`, an object, without its top-level key `name`. Rare (an edit without content), so
@@ -721,6 +796,66 @@ mod tests {
         ] {
             assert_eq!(is_truthy(&raw(text.to_string())), truthy, "{text}");
         }
+    }
+
+    /// pi 1.6 fills a null or missing content (`""` for a system message, `[]` for a user,
+    /// assistant or tool result; the key kept in place or added last) and leaves every other
+    /// message as it is; the fast read of pi's layouts agrees with the scan.
+    #[test]
+    fn missing_content_is_filled_as_pi_1_6_fills_it() {
+        for (message, filled) in [
+            (
+                r#"{"role":"user","content":"x"}"#,
+                r#"{"role":"user","content":"x"}"#,
+            ),
+            (
+                r#"{"role":"user","content":null}"#,
+                r#"{"role":"user","content":[]}"#,
+            ),
+            (
+                r#"{"role":"system","timestamp":1}"#,
+                r#"{"role":"system","timestamp":1,"content":""}"#,
+            ),
+            (
+                r#"{"role":"toolResult","toolCallId":"c","toolName":"t","content":null,"isError":false}"#,
+                r#"{"role":"toolResult","toolCallId":"c","toolName":"t","content":[],"isError":false}"#,
+            ),
+            (
+                r#"{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{"type":"text","text":"n"}]}"#,
+                r#"{"role":"toolResult","toolCallId":"c","toolName":"t","content":[{"type":"text","text":"n"}]}"#,
+            ),
+            (
+                r#"{"role":"assistant","x":{"content":null},"content":null}"#,
+                r#"{"role":"assistant","x":{"content":null},"content":[]}"#,
+            ),
+            (
+                r#"{"role":"assistant", "content" : null}"#,
+                r#"{"role":"assistant", "content" : []}"#,
+            ),
+            (
+                r#"{"role":"bashExecution","command":"ls"}"#,
+                r#"{"role":"bashExecution","command":"ls"}"#,
+            ),
+            (
+                r#"{"role":"custom","content":null}"#,
+                r#"{"role":"custom","content":null}"#,
+            ),
+        ] {
+            assert_eq!(
+                fill_missing_content(raw(message.into())).get(),
+                filled,
+                "{message}"
+            );
+        }
+        assert_eq!(
+            content_present(r#"{"role":"user","content":"x"}"#),
+            Some(true)
+        );
+        assert_eq!(content_present(r#"{"role":"a\"b","content":"x"}"#), None);
+        assert_eq!(
+            content_present(r#"{"role":"user","x":1,"content":"x"}"#),
+            None
+        );
     }
 
     /// A recorded message span is used only where it still frames pi's `"message":{...}`; any
