@@ -68,18 +68,9 @@ impl std::fmt::Debug for JsonText {
 impl Context {
     /// The context as one JSON object, keys in pi's order.
     pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"messages\":[");
-        for (index, message) in self.messages.iter().enumerate() {
-            if index > 0 {
-                out.push(',');
-            }
-            out.push_str(message.get());
-        }
-        out.push_str("],\"thinkingLevel\":");
-        out.push_str(self.thinking_level.get());
-        out.push_str(",\"model\":");
-        out.push_str(self.model.as_ref().map_or("null", |model| model.get()));
-        out.push('}');
+        let mut out = String::from("{\"messages\":");
+        push_array(&mut out, &self.messages);
+        push_settings(&mut out, &self.thinking_level, self.model.as_ref());
         out
     }
 }
@@ -139,11 +130,7 @@ impl Projection {
             &mut out,
             self.entries.iter().flat_map(|entry| &entry.messages),
         );
-        out.push_str(",\"thinkingLevel\":");
-        out.push_str(self.thinking_level.get());
-        out.push_str(",\"model\":");
-        out.push_str(self.model.as_ref().map_or("null", |model| model.get()));
-        out.push('}');
+        push_settings(&mut out, &self.thinking_level, self.model.as_ref());
         out
     }
 
@@ -159,6 +146,15 @@ impl Projection {
             model: self.model,
         }
     }
+}
+
+/// `,"thinkingLevel":...,"model":...}`: the settings that end a context and a projection.
+fn push_settings(out: &mut String, thinking_level: &JsonText, model: Option<&JsonText>) {
+    out.push_str(",\"thinkingLevel\":");
+    out.push_str(thinking_level.get());
+    out.push_str(",\"model\":");
+    out.push_str(model.map_or("null", |model| model.get()));
+    out.push('}');
 }
 
 fn push_array<'a>(out: &mut String, values: impl IntoIterator<Item = &'a JsonText>) {
