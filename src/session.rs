@@ -583,7 +583,8 @@ impl Session {
         }
     }
 
-    /// The children of `id` in pi's order (by timestamp, ties in file order).
+    /// The children of `id` in pi's order (by timestamp, ties in file order; with unparseable
+    /// timestamps, V8's sort order: format-spec/log.md §5).
     pub fn children(&self, id: &str) -> Result<Vec<Entry>> {
         let Some(seq) = self.canonical_seq(id)? else {
             return Ok(Vec::new());

@@ -79,8 +79,11 @@ fn nan_siblings_in_v8_order() {
     assert_same_tree("siblings.jsonl");
 }
 
-/// The two smallest cases, spelled out. pi 1.6.0's answer (`SessionManager.open(file)
-/// .getTree()`, run by a script in /tmp/pirefs with Node 24): `p(a,b,c) q(d,f,e)`. Under p,
+/// The two smallest cases, spelled out. pi 1.6.0's answer, under Node 24, for this log written
+/// out: `p(a,b,c) q(d,f,e)`, printed by
+/// `const s = SessionManager.open(file); const show = (n) => n.entry.id + (n.children.length ?
+/// "(" + n.children.map(show).join(",") + ")" : ""); console.log(s.getTree().map(show).join(" "))`
+/// (`SessionManager` from "@earendil-works/pi-coding-agent"). Under p,
 /// [10 s, NaN, 5 s] is one ascending run for V8 (NaN compares equal), so the file order stays;
 /// under q, [NaN, 10 s, 5 s] is a run of two and 5 s is inserted between NaN and 10 s.
 #[test]
