@@ -231,8 +231,9 @@ fn restore_header(
         .entries()?
         .next()
         .transpose()?
-        .map(|entry| entry.timestamp)
-        .filter(|timestamp| crate::format::time::parse_iso_ms(timestamp).is_some());
+        .and_then(|entry| crate::format::time::parse_iso_ms(&entry.timestamp))
+        // In `toISOString()`'s form, which pi writes in headers, whatever the entry's spelling.
+        .map(crate::format::time::format_iso_ms);
     drop(replay);
 
     // A valid header further down moves to the top.

@@ -116,3 +116,13 @@ fn nan_sibling_examples() {
     assert_eq!(ids(session.children("p").unwrap()), ["a", "b", "c"]);
     assert_eq!(ids(session.children("q").unwrap()), ["d", "f", "e"]);
 }
+
+/// Children whose timestamps are spelled in other forms `new Date()` reads (`2025`, a space
+/// for the `T`, `+0000`, lower case `t`/`z`, six-digit years, `24:00`, a day rolled over) are
+/// ordered by the instants JavaScript reads, and the forms it reads as NaN (`+24:00`, `+01:60`,
+/// day 32) by V8's order for NaN. treelog read the former as NaN and the offsets as valid. pi's
+/// answer: s0(c3,c1,c2,c0) s1(c1,c2,c3,c0,c4) s2(c0,c1,c2,c3) s3(c3,c2,c1,c0).
+#[test]
+fn timestamp_spellings_as_javascript_reads_them() {
+    assert_same_tree("spellings.jsonl");
+}

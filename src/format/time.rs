@@ -36,58 +36,92 @@ pub fn format_iso_ms(epoch_ms: i64) -> String {
     String::from_utf8(text.to_vec()).expect("the template and the digits are ASCII")
 }
 
-/// Parses the ISO-8601 forms `Date.parse` accepts in practice for transcript timestamps:
-/// `YYYY-MM-DDTHH:mm[:ss[.fraction]](Z|±HH:mm)` and a bare date `YYYY-MM-DD` (UTC).
-/// Returns `None` where JavaScript would produce `NaN`.
+/// The largest distance from the epoch a JavaScript `Date` holds (100,000,000 days); further
+/// instants are NaN.
+const DATE_MS_MAX: i64 = 8_640_000_000_000_000;
+
+/// Parses a timestamp as JavaScript's `new Date(text).getTime()` reads the ISO forms
+/// (format-spec/log.md, "Timestamps"): `YYYY`, `YYYY-MM`, `YYYY-MM-DD` or six-digit years
+/// `±YYYYYY[-MM[-DD]]`, optionally followed by `THH:mm[:ss[.fraction]]` and `Z` or an offset
+/// `±HH:mm` / `±HHmm`. As V8 does, `t` and `z` may be lower case, a single space may stand for
+/// the `T` after a full date, a day up to 31 rolls over into the next month, and `24:00` ends
+/// the day. Returns `None` where JavaScript gives `NaN` and for the spellings only V8's
+/// fallback parser reads (`Jan 1 2025`, `2025/01/01`, ...).
 pub fn parse_iso_ms(text: &str) -> Option<i64> {
     let bytes = text.as_bytes();
-    let number = |range: std::ops::Range<usize>| -> Option<i64> {
-        let digits = bytes.get(range)?;
-        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+    let mut at = 0;
+    // `digits` fixed-width decimal digits at `at`.
+    let number = |at: &mut usize, digits: usize| -> Option<i64> {
+        let field = bytes.get(*at..*at + digits)?;
+        if !field.iter().all(u8::is_ascii_digit) {
             return None;
         }
+        *at += digits;
         Some(
-            digits
+            field
                 .iter()
                 .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
         )
     };
-    if bytes.len() < 10 || bytes[4] != b'-' || bytes[7] != b'-' {
-        return None;
+    let year = match bytes.first()? {
+        sign @ (b'+' | b'-') => {
+            at = 1;
+            let magnitude = number(&mut at, 6)?;
+            match sign {
+                // ECMAScript forbids "-000000" (a second spelling of year 0).
+                b'-' if magnitude == 0 => return None,
+                b'-' => -magnitude,
+                _ => magnitude,
+            }
+        }
+        _ => number(&mut at, 4)?,
+    };
+    let (mut month, mut day) = (1, 1);
+    let mut full_date = false;
+    if bytes.get(at) == Some(&b'-') {
+        at += 1;
+        month = number(&mut at, 2)?;
+        if bytes.get(at) == Some(&b'-') {
+            at += 1;
+            day = number(&mut at, 2)?;
+            full_date = true;
+        }
     }
-    let year = number(0..4)?;
-    let month = number(5..7)?;
-    let day = number(8..10)?;
-    if !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
     let mut ms_of_day = 0i64;
     let mut offset_minutes = 0i64;
-    if bytes.len() > 10 {
-        if bytes[10] != b'T' || bytes.len() < 16 || bytes[13] != b':' {
+    if at < bytes.len() {
+        match bytes[at] {
+            b'T' | b't' => {}
+            b' ' if full_date => {}
+            _ => return None,
+        }
+        at += 1;
+        let hour = number(&mut at, 2)?;
+        if bytes.get(at) != Some(&b':') {
             return None;
         }
-        let hour = number(11..13)?;
-        let minute = number(14..16)?;
-        let mut second = 0;
-        let mut millis = 0;
-        let mut at = 16;
+        at += 1;
+        let minute = number(&mut at, 2)?;
+        let (mut second, mut millis) = (0, 0);
         if bytes.get(at) == Some(&b':') {
-            second = number(at + 1..at + 3)?;
-            at += 3;
+            at += 1;
+            second = number(&mut at, 2)?;
             if bytes.get(at) == Some(&b'.') {
-                let start = at + 1;
-                let mut end = start;
-                while end < bytes.len() && bytes[end].is_ascii_digit() {
-                    end += 1;
+                at += 1;
+                let start = at;
+                while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+                    at += 1;
                 }
-                if end == start {
+                if at == start {
                     return None;
                 }
-                // JavaScript keeps milliseconds and truncates further digits.
-                let kept = &text[start..end.min(start + 3)];
-                millis = number(start..start + kept.len())? * 10i64.pow(3 - kept.len() as u32);
-                at = end;
+                // JavaScript keeps milliseconds and cuts further digits.
+                let kept = (at - start).min(3);
+                let mut from = start;
+                millis = number(&mut from, kept)? * 10i64.pow(3 - kept as u32);
             }
         }
         if hour > 24
@@ -97,33 +131,31 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
         {
             return None;
         }
+        ms_of_day = ((hour * 60 + minute) * 60 + second) * 1000 + millis;
         match bytes.get(at) {
-            Some(b'Z') if at + 1 == bytes.len() => {}
-            Some(sign @ (b'+' | b'-')) if bytes.len() == at + 6 && bytes[at + 3] == b':' => {
-                let minutes = number(at + 1..at + 3)? * 60 + number(at + 4..at + 6)?;
-                offset_minutes = if *sign == b'+' { minutes } else { -minutes };
+            Some(b'Z' | b'z') if at + 1 == bytes.len() => {}
+            Some(sign @ (b'+' | b'-')) => {
+                let sign = *sign;
+                at += 1;
+                let hours = number(&mut at, 2)?;
+                if bytes.get(at) == Some(&b':') {
+                    at += 1;
+                }
+                let minutes = number(&mut at, 2)?;
+                if at != bytes.len() || hours > 23 || minutes > 59 {
+                    return None;
+                }
+                let minutes = hours * 60 + minutes;
+                offset_minutes = if sign == b'+' { minutes } else { -minutes };
             }
-            // Without a zone designator JavaScript reads a date-time as local time; transcripts
-            // never contain that form, and treating it as UTC keeps the answer deterministic.
+            // Without a zone designator JavaScript reads a date-time as local time;
+            // transcripts never contain that form, and UTC keeps the answer deterministic.
             None => {}
             _ => return None,
         }
-        ms_of_day = ((hour * 60 + minute) * 60 + second) * 1000 + millis;
     }
-    Some(days_from_civil(year, month, day) * 86_400_000 + ms_of_day - offset_minutes * 60_000)
-}
-
-fn is_leap(year: i64) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    let ms = days_from_civil(year, month, day) * 86_400_000 + ms_of_day - offset_minutes * 60_000;
+    (-DATE_MS_MAX..=DATE_MS_MAX).contains(&ms).then_some(ms)
 }
 
 /// Howard Hinnant's `days_from_civil`: days since 1970-01-01 of a proleptic Gregorian date.
@@ -225,10 +257,94 @@ mod tests {
             "",
             "garbage",
             "2025-13-01T00:00:00Z",
-            "2025-02-30",
+            "2025-01-32",
+            "2025-00-10",
+            "2025-01-00",
             "2025-01-01T00:00:00.Z",
             "2025-01-01T25:00Z",
             "２０２５-01-01",
+        ] {
+            assert_eq!(parse_iso_ms(text), None, "{text}");
+        }
+    }
+
+    /// Each timestamp is read as Node 24's `new Date(text).getTime()` read it (run with
+    /// `TZ=UTC`; `None` is NaN). Before, treelog read the rows marked `was NaN` as NaN, and the
+    /// offsets `+24:00` and `+01:60` as valid.
+    #[test]
+    fn same_instant_as_javascript() {
+        for (text, javascript) in [
+            ("2025", Some(1_735_689_600_000)),                      // was NaN
+            ("2025-01", Some(1_735_689_600_000)),                   // was NaN
+            ("0000", Some(-62_167_219_200_000)),                    // was NaN
+            ("+002025-01-01T00:00:00Z", Some(1_735_689_600_000)),   // was NaN
+            ("+002025-02-30", Some(1_740_873_600_000)),             // was NaN
+            ("-000001-01-01T00:00:00Z", Some(-62_198_755_200_000)), // was NaN
+            ("+275760-09-13T00:00:00.000Z", Some(8_640_000_000_000_000)), // was NaN
+            ("-271821-04-20", Some(-8_640_000_000_000_000)),        // was NaN
+            ("2025-02-29", Some(1_740_787_200_000)),                // was NaN
+            ("2025-04-31", Some(1_746_057_600_000)),                // was NaN
+            ("2025-02-30T10:00Z", Some(1_740_909_600_000)),         // was NaN
+            ("2025-01-01t10:00:00z", Some(1_735_725_600_000)),      // was NaN
+            ("2025-01-01T10:00:00.123z", Some(1_735_725_600_123)),  // was NaN
+            ("2025-01-01T10:00:00+0100", Some(1_735_722_000_000)),  // was NaN
+            ("2025-01-01T10:00:00-0130", Some(1_735_731_000_000)),  // was NaN
+            ("2025-01-01 10:00:00", Some(1_735_725_600_000)),       // was NaN
+            ("2025-01-01 10:00:00.1234Z", Some(1_735_725_600_123)), // was NaN
+            ("2025-01-01 10:00+01:00", Some(1_735_722_000_000)),    // was NaN
+            ("2025-01-01 24:00", Some(1_735_776_000_000)),          // was NaN
+            ("2025T10:00Z", Some(1_735_725_600_000)),               // was NaN
+            ("2025-01T10:00Z", Some(1_735_725_600_000)),            // was NaN
+            ("2025-01-01", Some(1_735_689_600_000)),
+            ("2025-01-01T10:00:00Z", Some(1_735_725_600_000)),
+            ("2025-01-01T10:00Z", Some(1_735_725_600_000)),
+            ("2025-01-01T10:00:00.5Z", Some(1_735_725_600_500)),
+            ("2025-01-01T10:00:00.123456789Z", Some(1_735_725_600_123)),
+            ("2025-01-01T10:00:00+01:00", Some(1_735_722_000_000)),
+            ("2025-01-01T00:00:00-23:59", Some(1_735_775_940_000)),
+            ("2025-01-01T10:00:00", Some(1_735_725_600_000)),
+            ("2025-12-31T24:00:00Z", Some(1_767_225_600_000)),
+            ("2025-01-01T10:00:00+24:00", None), // was 1735639200000
+            ("2025-01-01T10:00:00+01:60", None), // was read as +02:00
+            ("+275760-09-13T00:00:00.001Z", None),
+            ("-271821-04-19T23:59:59.999Z", None),
+            ("-000000-01-01T00:00:00Z", None),
+            ("2025-01-01T24:00:00.001Z", None),
+            ("2025-01-01T10:00:60Z", None),
+            ("2025-01-01T10:00:00+01", None),
+            ("2025-01-01T10:00:00+01:00:00", None),
+            ("2025-01-01T10:00:00+01:00Z", None),
+            ("2025-01-01T10:00:00 Z", None),
+            ("2025-01-01T10:00:00.123ZZ", None),
+            ("2025-01-01T10", None),
+            ("2025-01-01T", None),
+            ("2025-01-01TZ", None),
+            ("2025-01-01 10", None),
+            ("2025-01-01 T10:00Z", None),
+            ("2025-01-01T1:00Z", None),
+            ("2025-01-01T10:00:00,5Z", None),
+            (" 2025-01-01T10:00:00Z", None),
+            ("20250101", None),
+            ("0000-00", None),
+        ] {
+            assert_eq!(parse_iso_ms(text), javascript, "{text}");
+        }
+    }
+
+    /// Spellings only V8's fallback parser reads: a known difference (format-spec/log.md,
+    /// "Timestamps"), pinned so that a change to it is deliberate.
+    #[test]
+    fn fallback_parser_spellings_are_nan() {
+        for text in [
+            "Jan 1 2025",
+            "Wed, 01 Jan 2025 10:00:00 GMT",
+            "2025/01/01",
+            "2025-1-1",
+            "2025-01-01Z",
+            "+2025-01-01",
+            "2025 10:00",
+            "2025-01-01  10:00",
+            "5",
         ] {
             assert_eq!(parse_iso_ms(text), None, "{text}");
         }

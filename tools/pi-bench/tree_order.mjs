@@ -115,6 +115,24 @@ function rootsLog() {
   return lines;
 }
 
+// spellings.jsonl: children whose timestamps are spelled in the forms `new Date()` reads
+// besides toISOString()'s, and forms it reads as NaN, so that pi's order shows how it reads
+// each (format-spec/log.md, "Timestamps").
+const SPELLINGS = [
+  ["2025-01-01T00:00:09Z", "2025-01-01 00:00:03", "2025-01-01T00:00:04+0000", "2025-01-01t00:00:02z"],
+  ["+002025-01-01T00:00:01Z", "2024-12-31T24:00:00Z", "2025", "2025-01", "2025-01-01T01:00:08+01:00"],
+  ["2024-12-32", "2025-01-01T00:00:05+24:00", "2025-01-01T00:00:06+01:60", "2024-02-30T00:00:00Z"],
+  ["2025-01-01T00:00:07.999999Z", "2025-01-01T00:00:07.5Z", "2025-01-01 00:00:07.25Z", "2025-01-01T00:00"],
+];
+function spellingsLog() {
+  const lines = [header("00000000-0000-7000-8000-000000000004")];
+  SPELLINGS.forEach((group, g) => {
+    lines.push(entry(`s${g}`, null, "2025-01-01T00:00:00.000Z"));
+    group.forEach((timestamp, i) => lines.push(entry(`s${g}c${i}`, `s${g}`, timestamp)));
+  });
+  return lines;
+}
+
 // siblings.jsonl: one root; under it one parent per sibling list, whose children carry the
 // list's timestamps (NaN ones among them), so that pi's tree shows V8's order of each list.
 const SIBLING_SIZES_SMALL = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 31, 33, 63];
@@ -176,7 +194,7 @@ function piTree(logPath) {
 
 mkdirSync(out, { recursive: true });
 const random = generator(20250101);
-const logs = { "roots.jsonl": rootsLog(), "siblings.jsonl": siblingsLog(random) };
+const logs = { "roots.jsonl": rootsLog(), "siblings.jsonl": siblingsLog(random), "spellings.jsonl": spellingsLog() };
 const scratch = mkdtempSync(join(tmpdir(), "treelog-tree-order-"));
 const trees = {};
 try {
