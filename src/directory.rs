@@ -48,7 +48,7 @@ pub fn read_header(path: &Path) -> Option<crate::session::Header> {
     let mut reader = std::io::BufReader::new(file).take(crate::limits::LINE_LEN_MAX as u64);
     let mut line = Vec::new();
     reader.read_until(b'\n', &mut line).ok()?;
-    let text = String::from_utf8_lossy(&line);
+    let text = String::from_utf8_lossy(&line[crate::format::bom_len(0, &line)..]);
     match crate::format::line::classify(text.trim_end_matches('\n'), false, true) {
         crate::format::line::Line::Header(header) => Some(crate::session::Header {
             json: text.trim_end_matches(['\n', '\r']).to_string(),

@@ -128,8 +128,23 @@ struct PlanLine {
     offset_bytes: Option<u64>,
 }
 
-/// Plans the repair of `bytes`, the content of the log at `path`.
+/// Plans the repair of `bytes`, the content of the log at `path`. A byte order mark opening
+/// the log is kept as it is, in front of the repaired lines (format-spec/log.md §1).
 pub fn plan_repair(path: &Path, bytes: &[u8], cwd: &str) -> Result<Plan> {
+    let bom = crate::format::bom_len(0, bytes);
+    let mut plan = plan_lines(path, &bytes[bom..], cwd)?;
+    if bom > 0 {
+        for fix in &mut plan.fixes {
+            fix.offset_bytes = fix.offset_bytes.map(|offset| offset + bom as u64);
+        }
+        plan.content.splice(0..0, bytes[..bom].iter().copied());
+        plan.original_len_bytes = bytes.len() as u64;
+    }
+    Ok(plan)
+}
+
+/// [`plan_repair`] for the lines of a log, its byte order mark (if any) left out.
+fn plan_lines(path: &Path, bytes: &[u8], cwd: &str) -> Result<Plan> {
     let mut fixes = Vec::new();
     let mut lines = Vec::new();
     let mut offset = 0usize;

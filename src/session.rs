@@ -1095,7 +1095,11 @@ impl Session {
 
         let mut text = std::mem::take(&mut self.append_text);
         text.clear();
-        if log_len > self.store.indexed_len_bytes {
+        // A log holding only a byte order mark is empty: the header goes right after the mark.
+        let only_bom = self.store.indexed_len_bytes == 0
+            && crate::storage::holds_only_bom(self.storage.as_ref(), log_len)
+                .map_err(|e| Error::io(self.storage.path(), "read", e))?;
+        if log_len > self.store.indexed_len_bytes && !only_bom {
             // A torn last line: end it, so the new entry is not glued onto it.
             text.push('\n');
         }
@@ -1103,8 +1107,8 @@ impl Session {
         // append writes the handle's, so that the log does not stay headerless (pi rewrites a
         // log whose first line is not a header). After a torn tail the torn bytes become the
         // first line, so none is written.
-        let writes_header =
-            log_len == self.store.indexed_len_bytes && self.store.settled_legacy_v1().is_none();
+        let writes_header = (log_len == self.store.indexed_len_bytes || only_bom)
+            && self.store.settled_legacy_v1().is_none();
         if writes_header {
             text.push_str(&self.header.json);
             text.push('\n');

@@ -66,6 +66,17 @@ pub fn read_exact_at(
     Ok(())
 }
 
+/// Whether the log, `log_len` bytes long, holds nothing but a UTF-8 byte order mark: an empty
+/// log with a mark in front (format-spec/log.md §2), not a torn line.
+pub fn holds_only_bom(storage: &dyn LogStorage, log_len: u64) -> io::Result<bool> {
+    let mut bytes = [0; crate::format::BOM.len()];
+    if log_len != bytes.len() as u64 {
+        return Ok(false);
+    }
+    read_exact_at(storage, 0, &mut bytes)?;
+    Ok(bytes == crate::format::BOM)
+}
+
 /// A log in a real file. Writes use `O_APPEND`, so lines appended by other processes (which
 /// may not take treelog's lock) are never overwritten.
 pub struct FileStorage {

@@ -42,7 +42,7 @@ pub enum ProblemKind {
     Unparseable,
     /// A line that is kept verbatim but is not an entry (unknown type, no id, ...).
     Opaque,
-    /// A line that is not valid UTF-8.
+    /// A line that is not valid UTF-8, or a byte order mark opening the log (pi 1.6.0 refuses it).
     Encoding,
     /// An id used by an earlier line too.
     DuplicateId,
@@ -306,6 +306,17 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
                 torn_tail(problems, line_number + 1, offset, len, None);
                 break;
             }
+            if offset == 0 && bytes == crate::format::BOM {
+                // Nothing but a byte order mark: an empty log for treelog, whose first append
+                // writes the header after it; pi 1.6.0 refuses it as not a session.
+                problems.push(
+                    ProblemKind::Encoding,
+                    Some(1),
+                    Some(0),
+                    "the log holds only a UTF-8 byte order mark: pi 1.6.0 refuses the file (\"not a valid session\"); treelog reads it as empty".into(),
+                );
+                break;
+            }
             torn_tail(
                 problems,
                 line_number + 1,
@@ -320,6 +331,16 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
         let line_offset = offset;
         offset += bytes.len() as u64;
         bytes.pop();
+        let bom = crate::format::bom_len(line_offset, &bytes);
+        if bom > 0 {
+            problems.push(
+                ProblemKind::Encoding,
+                Some(line_number),
+                Some(line_offset),
+                "the log starts with a UTF-8 byte order mark: pi 1.6.0 refuses the file (\"not a valid session\"); pi 0.73.1 and treelog read the line after it".into(),
+            );
+            bytes.drain(..bom);
+        }
         let text = match crate::format::utf8_str(&bytes) {
             Some(text) => Cow::Borrowed(text),
             None => {

@@ -15,6 +15,21 @@ pub mod write;
 /// The session format version treelog writes (pi's `CURRENT_SESSION_VERSION`).
 pub const CURRENT_VERSION: u32 = 3;
 
+/// The UTF-8 byte order mark. At the very start of a log it is not part of the first line
+/// (format-spec/log.md §1): pi 0.73.1's `trim()` of the whole file removes it, so the header
+/// after it is read. It stays in the file; only the reading skips it.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// How many bytes of the line at `offset_bytes` are a byte order mark to skip: 3 for the
+/// log's first line when it starts with one, else 0.
+pub fn bom_len(offset_bytes: u64, line: &[u8]) -> usize {
+    if offset_bytes == 0 && line.starts_with(BOM) {
+        BOM.len()
+    } else {
+        0
+    }
+}
+
 /// Bytes needed to hold `value` in little-endian (0 for 0): the width of a frame-of-reference
 /// field.
 pub(crate) fn width_of(value: u64) -> usize {

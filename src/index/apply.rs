@@ -70,6 +70,16 @@ impl Store {
             "lines are applied in order, without gaps"
         );
         self.indexed_len_bytes = offset_bytes + len_bytes + 1;
+        // A byte order mark opening the log is not part of its first line: that line (header
+        // or record) starts after it, so everything read back through the index skips it.
+        let (offset_bytes, len_bytes, crc32, bytes) = match bytes {
+            Some(line) if crate::format::bom_len(offset_bytes, line) > 0 => {
+                let line = &line[crate::format::BOM.len()..];
+                let bom = crate::format::BOM.len() as u64;
+                (bom, len_bytes - bom, crc32fast::hash(line), Some(line))
+            }
+            _ => (offset_bytes, len_bytes, crc32, bytes),
+        };
         let settled_legacy_v1 = self.settled_legacy_v1();
         let first_line = settled_legacy_v1.is_none();
         let Some(bytes) = bytes else {
