@@ -24,7 +24,8 @@ use crate::limits::{FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN};
 use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
-/// Bumped whenever a table or a layout changes; an index of any other version is rebuilt.
+/// Bumped whenever a table or a layout changes, or the rules that derive records from lines
+/// (format-spec/index.md §6); an index of any other version is rebuilt.
 pub const SCHEMA_VERSION: u32 = 8;
 
 /// The rebuild reason ([`IndexState::Rebuilt`]) of an index of another schema version.
