@@ -325,6 +325,20 @@ pub fn classify_with_serde(text: &str, legacy_v1: bool, allow_header: bool) -> L
     )
 }
 
+/// Whether `bytes`, found after a log's last `\n`, are read as its last line (format-spec/log.md
+/// §1): they are not blank, fit [`crate::limits::LINE_LEN_MAX`] and are one JSON value, as
+/// `JSON.parse` reads the final piece that pi splits off. Nothing a writer adds can turn such
+/// a value into another valid line but whitespace or digits, so a line read this way stays
+/// the line as long as the next byte written is its `\n`. Anything else after the last `\n`
+/// is a torn tail: a write cut short, or one still under way.
+pub fn is_complete_last_line(bytes: &[u8]) -> bool {
+    if bytes.len() > crate::limits::LINE_LEN_MAX || bytes.contains(&b'\n') {
+        return false;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    !is_blank(&text) && json_scan::is_valid(&text)
+}
+
 fn is_blank(text: &str) -> bool {
     text.bytes()
         .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
@@ -772,6 +786,36 @@ mod tests {
             assert!(
                 matches!(&line, Line::Entry(entry) if entry.id.as_deref() == Some("a")),
                 "{line:?}"
+            );
+        }
+    }
+
+    /// The bytes after a log's last `\n` are its last line exactly when they are one JSON value
+    /// and not blank (what `JSON.parse` accepts of pi's final piece): an entry, a header, an
+    /// opaque value, with whitespace or invalid UTF-8 in a string; a cut-off line, blank bytes
+    /// or two values are a torn tail.
+    #[test]
+    fn complete_last_line_is_one_json_value() {
+        for (bytes, complete) in [
+            (&br#"{"type":"message","id":"a","parentId":null}"#[..], true),
+            (br#"{"type":"session","version":3,"id":"s"}"#, true),
+            (br#"{"no":"type"}  "#, true),
+            (b"[1,2]\r", true),
+            (b"\"just a string\"", true),
+            (b"12", true),
+            (b"{\"type\":\"message\",\"s\":\"\xff\"}", true),
+            (br#"{"type":"message","id":"a","parentId":null"#, false),
+            (br#"{"type":"message","id":"a"}{"type""#, false),
+            (br#"{"a":1}{"b":2}"#, false),
+            (b"", false),
+            (b"  \t\r", false),
+            (b"{\"a\":1}\n", false),
+        ] {
+            assert_eq!(
+                is_complete_last_line(bytes),
+                complete,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
             );
         }
     }
