@@ -1,8 +1,9 @@
 //! Splitting a log into lines, reading it in large chunks from a byte offset to its end.
 //!
 //! Invariant (as in ripgrep's line buffer): the bytes after the last `\n` always belong to a
-//! partial line. They are never handed out as a line: a final line without `\n` is a torn
-//! write (or one still being written) and is left for a later scan.
+//! partial line. They are never handed out as a line: a final line without `\n` is left for
+//! the caller, which reads it as the log's last line when it is complete JSON
+//! (`Store::index_unterminated_line`, format-spec/log.md §1) and as a torn tail otherwise.
 
 use memchr::memchr;
 

@@ -5,7 +5,8 @@
 //! 2. take the log's exclusive advisory lock;
 //! 3. catch up with lines other processes appended, and apply the conflict rule;
 //! 4. write the new line(s) with one `O_APPEND` write (a `\n` first if the log ends in a torn
-//!    line; the header first if the log has no non-blank line);
+//!    line or in a complete last line without its `\n`; the header first if the log has no
+//!    non-blank line);
 //! 5. fsync the log as the durability policy says;
 //! 6. index the new lines: from memory when the log's length shows that it holds exactly the
 //!    bytes written after the indexed ones, else read back, so the index sees exactly the file;
@@ -782,6 +783,7 @@ impl Session {
             None => self.store.state.leaf_seq,
         };
         let log_len = self.store.catch_up(self.storage.as_mut())?;
+        self.after_reload(log_len)?;
         self.adopt_log_header(log_len)?;
         if self.leaf_seq == leaf_before {
             self.leaf_seq = self.store.state.leaf_seq;
@@ -1064,6 +1066,7 @@ impl Session {
             .conflict_base
             .unwrap_or((self.store.next_seq, self.store.state.leaf_seq));
         let log_len = self.store.catch_up(self.storage.as_mut())?;
+        self.after_reload(log_len)?;
         self.adopt_log_header(log_len)?;
         if log_len < self.store.indexed_len_bytes {
             return Err(Error::LogChanged {
@@ -1099,8 +1102,9 @@ impl Session {
         let only_bom = self.store.indexed_len_bytes == 0
             && crate::storage::holds_only_bom(self.storage.as_ref(), log_len)
                 .map_err(|e| Error::io(self.storage.path(), "read", e))?;
-        if log_len > self.store.indexed_len_bytes && !only_bom {
-            // A torn last line: end it, so the new entry is not glued onto it.
+        if (log_len > self.store.indexed_len_bytes && !only_bom) || self.store.unterminated {
+            // A torn last line, or a complete one without its `\n`: end it, so the new entry
+            // is not glued onto it.
             text.push('\n');
         }
         // A log without a non-blank line (empty, or blank lines only) has no header yet: this
@@ -1160,7 +1164,8 @@ impl Session {
             self.store
                 .apply_written(&text, entries_start_bytes, &written)?;
         } else {
-            self.store.catch_up(self.storage.as_mut())?;
+            let log_len = self.store.catch_up(self.storage.as_mut())?;
+            self.after_reload(log_len)?;
         }
         let last = ids.last().expect("entries is not empty");
         let seq = self
@@ -1196,6 +1201,28 @@ impl Session {
             }
             self.header_pending = false;
             self.header_undecided = !first_line_indexed;
+        }
+        Ok(())
+    }
+
+    /// After a catch-up that reloaded the store, because a writer glued bytes onto a last line
+    /// that was read without its `\n` (format-spec/log.md §1): a leaf that named that line,
+    /// no longer an entry, follows the log's leaf, and the header is the log's as a fresh
+    /// open reads it (a recovered one stays as it was made up).
+    fn after_reload(&mut self, log_len: u64) -> Result<()> {
+        if !self.store.take_reloaded() {
+            return Ok(());
+        }
+        let leaf_is_entry = self.leaf_seq == SEQ_NONE
+            || (self.leaf_seq < self.store.next_seq
+                && self.store.existing_record(self.leaf_seq)?.kind.is_some());
+        if !leaf_is_entry {
+            self.leaf_seq = self.store.state.leaf_seq;
+        }
+        if !self.header_pending
+            && (self.store.state.first_line_is_header() || !self.header.recovered)
+        {
+            self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
         }
         Ok(())
     }

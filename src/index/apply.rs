@@ -58,6 +58,22 @@ impl Store {
         self.stop_after_failure(applied)
     }
 
+    /// Indexes the log's last line, which has no `\n` yet but is complete (format-spec/log.md
+    /// §1): as any line, but the indexed prefix ends at its last byte, and the store stays
+    /// `unterminated` until a catch-up reads its `\n`.
+    pub(crate) fn apply_unterminated_line(
+        &mut self,
+        offset_bytes: u64,
+        bytes: &[u8],
+    ) -> Result<()> {
+        let len_bytes = bytes.len() as u64;
+        let applied =
+            self.apply_line_once(offset_bytes, len_bytes, crc32fast::hash(bytes), Some(bytes));
+        self.indexed_len_bytes = offset_bytes + len_bytes;
+        self.unterminated = true;
+        self.stop_after_failure(applied)
+    }
+
     fn apply_line_once(
         &mut self,
         offset_bytes: u64,

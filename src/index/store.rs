@@ -17,7 +17,7 @@ use super::parallel::{Tuning, catch_up_parallel};
 use super::writeback::Writeback;
 use crate::error::{Error, Result};
 use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
-use crate::format::line::{FieldSpans, Line};
+use crate::format::line::{FieldSpans, Line, is_complete_last_line};
 use crate::format::page::{PageBuilder, PageView, RecordRef};
 use crate::format::record::{DecodeError, LabelValue, Record, SEQ_NONE, Snapshot, State};
 use crate::limits::{FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN};
@@ -53,6 +53,10 @@ pub(crate) enum Lag {
     /// The overlay reached its size limit.
     Due,
 }
+
+/// Reloads one catch-up makes before it gives up on a last line that keeps changing (each one
+/// a writer gluing bytes onto a line that had no `\n`).
+const RELOADS_MAX: u32 = 2;
 
 /// A reader writes what it caught up once it is at least this many lines or bytes.
 const READER_FLUSH_RECORDS_MIN: usize = 256;
@@ -147,8 +151,19 @@ pub(crate) struct Store {
     pub(crate) overlay: Overlay,
     pub(crate) state: State,
     pub(crate) hasher: PrefixHasher,
-    /// End of the last complete line indexed (committed or in the overlay).
+    /// End of the last line indexed (committed or in the overlay): just after its `\n`, or,
+    /// while `unterminated`, just after its last byte.
     pub(crate) indexed_len_bytes: u64,
+    /// The last line indexed is the log's last line and had no `\n` when it was read: a
+    /// complete line all the same (format-spec/log.md §1). It lives in the overlay only: no
+    /// flush writes while this is set, so the committed index always ends at a `\n`, where
+    /// no later byte can change a line it describes. A catch-up then requires the next byte
+    /// to be that `\n`; any other byte changed the line, and the store is reloaded.
+    pub(crate) unterminated: bool,
+    /// Set when a catch-up found the unterminated last line changed and reloaded the store
+    /// from the committed index (or replayed the log). The session takes it to move a leaf
+    /// that named a record that is no longer an entry.
+    reloaded: bool,
     pub(crate) next_seq: u64,
     /// The first line's hash (zeros until one is seen).
     pub(crate) first_line_hash: [u8; 32],
@@ -267,6 +282,8 @@ impl Store {
             state: State::default(),
             hasher: PrefixHasher::resume(0, &[]),
             indexed_len_bytes: 0,
+            unterminated: false,
+            reloaded: false,
             next_seq: 0,
             first_line_hash: [0; 32],
             legacy_session_id: String::new(),
@@ -331,10 +348,14 @@ impl Store {
             let before = store.indexed_len_bytes;
             let seq_before = store.next_seq;
             // Writing can fail on damage that reading did not touch (redb's allocator state is
-            // read only by a read-write open): that index is rebuilt too.
+            // read only by a read-write open): that index is rebuilt too. A last line without
+            // its `\n` is read after the flush: it is never written to the index.
             let caught_up = store
-                .catch_up(storage)
-                .and_then(|_| store.flush_if(storage, Lag::Reader))
+                .catch_up_lines(storage)
+                .and_then(|len_bytes| {
+                    store.flush_if(storage, Lag::Reader)?;
+                    store.index_unterminated_line(storage, len_bytes)
+                })
                 .and_then(|()| match store.write_failure.take() {
                     Some(reason) => Err(index_error(sidecar_path, reason)),
                     None => Ok(()),
@@ -393,7 +414,7 @@ impl Store {
             self.build_mode = true;
             self.writeback = Writeback::start(&temp_path);
             guarded(&temp_path, || self.reset())?;
-            self.catch_up(storage)?;
+            let len_bytes = self.catch_up_lines(storage)?;
             // The last overlay becomes the last id run; the merge is the durable commit.
             self.flush(storage)?;
             // Waits for the writeback under way, if any (a request still waiting is dropped):
@@ -408,17 +429,21 @@ impl Store {
             let indexed_log_bytes = self.indexed_len_bytes;
             guarded(&temp_path, || {
                 compact_if_worth_it(db, &temp_path, indexed_log_bytes)
-            })
+            })?;
+            Ok(len_bytes)
         })();
         self.build_mode = false;
         self.writeback = None;
         self.db = None;
         self.tables = None;
         self.sidecar_path = Some(sidecar_path.to_path_buf());
-        if let Err(error) = built {
-            let _ = std::fs::remove_file(&temp_path);
-            return Err(error);
-        }
+        let len_bytes = match built {
+            Ok(len_bytes) => len_bytes,
+            Err(error) => {
+                let _ = std::fs::remove_file(&temp_path);
+                return Err(error);
+            }
+        };
         if let Err(error) = std::fs::rename(&temp_path, sidecar_path) {
             let _ = std::fs::remove_file(&temp_path);
             return Err(Error::io(sidecar_path, "rename the rebuilt index", error));
@@ -426,7 +451,9 @@ impl Store {
         self.db = Some(guarded(sidecar_path, || {
             open_database_read_only(sidecar_path)
         })?);
-        self.refresh_tables()
+        self.refresh_tables()?;
+        // A last line without its `\n` is read into the overlay, never written to the index.
+        self.index_unterminated_line(storage, len_bytes)
     }
 
     /// Replays the whole log into memory when no sidecar can be used.
@@ -540,6 +567,23 @@ impl Store {
                 snapshot.tail_block_start_bytes, snapshot.indexed_len_bytes
             )));
         }
+        // A committed prefix ends just after a `\n`: a last line without one is never written
+        // (it could still change), so anything else is damage.
+        let last_byte = match (tail.last(), snapshot.indexed_len_bytes.checked_sub(1)) {
+            (Some(byte), _) => Some(*byte),
+            (None, Some(at)) => {
+                let mut byte = [0];
+                read_exact_at(storage, at, &mut byte)
+                    .map_err(|e| Error::io(storage.path(), "read", e))?;
+                Some(byte[0])
+            }
+            (None, None) => None,
+        };
+        if last_byte.is_some_and(|byte| byte != b'\n') {
+            return Ok(Err(
+                "corrupt snapshot: the indexed prefix does not end at a line end".into(),
+            ));
+        }
         let same_file = identity.device == snapshot.device && identity.inode == snapshot.inode;
         let untouched = identity.modified_ns == snapshot.modified_ns
             && identity.changed_ns == snapshot.changed_ns;
@@ -585,12 +629,15 @@ impl Store {
     }
 
     /// Whether the line `record` names, and the `\n` after it, lie inside the indexed prefix
-    /// (a record from a damaged index could name any range).
+    /// (a record from a damaged index could name any range); the unterminated last line ends
+    /// where the prefix does.
     pub(crate) fn holds_line_of(&self, record: &Record) -> bool {
         record
             .offset_bytes
-            .checked_add(u64::from(record.len_bytes) + 1)
-            .is_some_and(|end| end <= self.indexed_len_bytes)
+            .checked_add(u64::from(record.len_bytes))
+            .is_some_and(|end| {
+                end < self.indexed_len_bytes || (self.unterminated && end == self.indexed_len_bytes)
+            })
     }
 
     /// Why the last record does not describe its line, if it does not: it must lie inside the
@@ -755,6 +802,7 @@ impl Store {
         self.overlay = Overlay::default();
         self.hasher = fresh.hasher;
         self.indexed_len_bytes = 0;
+        self.unterminated = false;
         self.next_seq = 0;
         self.first_line_hash = [0; 32];
         self.links_cache.borrow_mut().clear();
@@ -818,11 +866,33 @@ impl Store {
         self.refresh_tables()
     }
 
-    /// Indexes every complete line after the indexed prefix, flushing as the overlay grows.
+    /// Indexes every line after the indexed prefix: the complete lines, flushing as the overlay
+    /// grows, then the last line if it has no `\n` yet but is complete (format-spec/log.md §1).
     /// Returns the log's length as seen before the scan (lines appended during the scan may
     /// or may not be included; they are caught by the next call).
     pub fn catch_up(&mut self, storage: &dyn LogStorage) -> Result<u64> {
+        let len_bytes = self.catch_up_lines(storage)?;
+        self.index_unterminated_line(storage, len_bytes)?;
+        Ok(len_bytes)
+    }
+
+    /// [`Store::catch_up`] but for a last line without its `\n`, which
+    /// [`Store::index_unterminated_line`] reads; in between the overlay may be written (it is
+    /// not written while it holds such a line).
+    pub(crate) fn catch_up_lines(&mut self, storage: &dyn LogStorage) -> Result<u64> {
         self.check_applicable()?;
+        let mut reloads = 0;
+        while self.unterminated && !self.end_unterminated_line(storage)? {
+            if reloads == RELOADS_MAX {
+                return Err(Error::LogChanged {
+                    path: storage.path().to_path_buf(),
+                    offset_bytes: self.indexed_len_bytes,
+                    reason: "the last line kept changing while it was read".into(),
+                });
+            }
+            self.reload(storage)?;
+            reloads += 1;
+        }
         if self.state.header_version < crate::format::CURRENT_VERSION
             && self.legacy_session_id.is_empty()
             && self.indexed_len_bytes > 0
@@ -884,12 +954,90 @@ impl Store {
         scanned.map(|_| identity.len_bytes)
     }
 
+    /// While the last line indexed has no `\n`: reads the byte after it. Its `\n` ends it
+    /// (then `true`, as when nothing follows yet); any other byte means a writer glued bytes
+    /// onto it, so the line indexed is not the log's line (then `false`).
+    fn end_unterminated_line(&mut self, storage: &dyn LogStorage) -> Result<bool> {
+        let len_bytes = storage
+            .len_bytes()
+            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+        if len_bytes <= self.indexed_len_bytes {
+            return Ok(true);
+        }
+        let mut next = [0];
+        read_exact_at(storage, self.indexed_len_bytes, &mut next)
+            .map_err(|e| Error::io(storage.path(), "read", e))?;
+        if next != *b"\n" {
+            return Ok(false);
+        }
+        self.hasher.update(&next);
+        self.indexed_len_bytes += 1;
+        self.unterminated = false;
+        Ok(true)
+    }
+
+    /// Drops what this store derived from a last line that changed after it was indexed
+    /// without its `\n`: reopens the index as a fresh open would (the committed index never
+    /// holds such a line, so only what the overlay held is read again, from the log), or, with
+    /// no sidecar, replays the log.
+    fn reload(&mut self, storage: &dyn LogStorage) -> Result<()> {
+        let tuning = self.parallel;
+        // This store stays as it was if the reload fails (its next catch-up tries again).
+        let store = match self.sidecar_path.clone() {
+            Some(sidecar) => Store::open(storage, &sidecar, Verify::Quick, false)?.0,
+            None => {
+                let mut store = Store::in_memory(storage.path());
+                store.parallel = tuning;
+                store.catch_up(storage)?;
+                store
+            }
+        };
+        *self = store;
+        self.parallel = tuning;
+        self.reloaded = true;
+        Ok(())
+    }
+
+    /// Whether a catch-up reloaded this store since the last call (see `reloaded`).
+    pub(crate) fn take_reloaded(&mut self) -> bool {
+        std::mem::take(&mut self.reloaded)
+    }
+
+    /// Indexes the bytes `[indexed_len_bytes, len_bytes)`, what follows the complete lines a
+    /// catch-up read, as the log's last line when they are one without its `\n`
+    /// ([`is_complete_last_line`]); otherwise they are a torn tail, left for a later catch-up.
+    pub(crate) fn index_unterminated_line(
+        &mut self,
+        storage: &dyn LogStorage,
+        len_bytes: u64,
+    ) -> Result<()> {
+        let start = self.indexed_len_bytes;
+        if self.unterminated
+            || len_bytes <= start
+            || len_bytes - start > crate::limits::LINE_LEN_MAX as u64
+        {
+            return Ok(());
+        }
+        self.check_applicable()?;
+        let mut bytes = vec![0; (len_bytes - start) as usize];
+        read_exact_at(storage, start, &mut bytes)
+            .map_err(|e| Error::io(storage.path(), "read", e))?;
+        if !is_complete_last_line(&bytes) {
+            return Ok(());
+        }
+        self.apply_unterminated_line(start, &bytes)?;
+        self.hasher.update(&bytes);
+        Ok(())
+    }
+
     /// Indexes lines this handle has just written, from memory instead of reading them back.
     /// The caller guarantees that the log held exactly `indexed_len_bytes` before its write
     /// and exactly that plus `text` after it (no other writer's bytes around them), and that
-    /// `text` is whole lines, each ending in `\n`. `entries` are the field spans of the lines
-    /// from `entries_start_bytes` on, as `NewEntry::encode_into` wrote them: those lines are
-    /// indexed without a scan (`classify_written`), any before them (a header) are classified.
+    /// `text` is whole lines, each ending in `\n`; after a last line indexed without its `\n`
+    /// (`unterminated`), `text` starts with that `\n`. `entries` are the field spans of the
+    /// lines from `entries_start_bytes` on, as `NewEntry::encode_into` wrote them: those lines
+    /// are indexed without a scan (`classify_written`), any before them (a header) are
+    /// classified.
     pub fn apply_written(
         &mut self,
         text: &str,
@@ -902,7 +1050,20 @@ impl Store {
         debug_assert!(bytes.ends_with(b"\n"), "appends end with a newline");
         let mut entries = entries.iter();
         let mut line_start = 0;
-        for line_end in memchr::memchr_iter(b'\n', bytes) {
+        let mut line_ends = memchr::memchr_iter(b'\n', bytes);
+        if self.unterminated {
+            // The text starts with the `\n` that ends the last line, indexed without it.
+            debug_assert_eq!(
+                bytes.first(),
+                Some(&b'\n'),
+                "an unterminated line is ended first"
+            );
+            line_ends.next();
+            self.indexed_len_bytes += 1;
+            self.unterminated = false;
+            line_start = 1;
+        }
+        for line_end in line_ends {
             let line = &text[line_start..line_end];
             let offset_bytes = start + line_start as u64;
             let len_bytes = line.len() as u64;
@@ -1058,6 +1219,11 @@ impl Store {
     }
 
     fn write_overlay(&mut self, path: &Path, identity: FileIdentity) -> Result<()> {
+        if self.unterminated {
+            // The last line has no `\n` yet and may still change: nothing is written until
+            // it has one (or a reload drops it), so the committed index ends at a `\n`.
+            return Ok(());
+        }
         self.check_applicable()?;
         self.ensure_writer()?;
         let db = writer(&self.db, path)?;
