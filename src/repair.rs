@@ -2,8 +2,8 @@
 //! `treelog repair` does.
 //!
 //! Fixes, in order:
-//! 1. a torn tail (bytes after the last newline) is ended with a newline when it is a complete
-//!    JSON value, and cut otherwise;
+//! 1. the bytes after the last newline: a complete last line (format-spec/log.md §1, already
+//!    read as a line) gets its missing newline; a torn tail (a cut-off or blank line) is cut;
 //! 2. a missing or corrupt header is restored: a valid `session` line further down is moved to
 //!    the top, a `session` object without an id gets one, or else a synthesised version-3
 //!    header is inserted above every other line (using the id treelog already showed for the
@@ -23,7 +23,9 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::format::json_scan;
-use crate::format::line::{Line, classify, json_text_str, relink, with_field};
+use crate::format::line::{
+    Line, classify, is_complete_last_line, json_text_str, relink, with_field,
+};
 use crate::format::write::{encode_header, json_string};
 use crate::index::sidecar_path;
 use crate::session::{Session, SessionOptions};
@@ -159,16 +161,15 @@ fn plan_lines(path: &Path, bytes: &[u8], cwd: &str) -> Result<Plan> {
         offset += found + 1;
     }
 
-    // 1. The torn tail.
+    // 1. The bytes after the last newline.
     let tail = &bytes[offset..];
     if !tail.is_empty() {
         let at = (Some(line_number + 1), Some(offset as u64));
-        let blank = tail.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
-        if !blank && serde_json::from_slice::<serde::de::IgnoredAny>(tail).is_ok() {
+        if is_complete_last_line(tail) {
             fixes.push(fix(
                 at,
                 format!(
-                    "end the last line ({} bytes of complete JSON) with its missing newline",
+                    "end the last line ({} bytes of complete JSON, already read as a line) with its missing newline",
                     tail.len()
                 ),
             ));

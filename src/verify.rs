@@ -17,7 +17,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::format::json_scan;
-use crate::format::line::{EntryKind, Line, OpaqueReason, ParentRef, classify, json_text_str};
+use crate::format::line::{
+    EntryKind, Line, OpaqueReason, ParentRef, classify, is_complete_last_line, json_text_str,
+};
 use crate::index::{IndexState, Verify};
 use crate::limits::LINE_LEN_MAX;
 use crate::session::{Session, SessionOptions};
@@ -99,7 +101,7 @@ pub struct Report {
     pub problems: Vec<Problem>,
     /// What opening the index found (before it was compared with the replay).
     pub index_state: IndexState,
-    /// Complete lines in the log (blank ones included).
+    /// Lines in the log (blank ones, and a complete last line without its `\n`, included).
     pub line_count: u64,
     pub entry_count: u64,
     pub log_len_bytes: u64,
@@ -225,7 +227,7 @@ struct CompactionLine {
 
 /// What the raw scan learned that later checks need.
 struct ScanResult {
-    /// Byte offset of each complete line, in order (line N starts at `line_starts[N - 1]`).
+    /// Byte offset of each line, in order (line N starts at `line_starts[N - 1]`).
     line_starts: Vec<u64>,
     compactions: Vec<CompactionLine>,
     entry_count: u64,
@@ -277,7 +279,10 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
         if read == 0 {
             break;
         }
-        if bytes.last() != Some(&b'\n') {
+        let terminated = bytes.last() == Some(&b'\n');
+        // A last line without its `\n` is a line when it is complete (log.md §1), as pi
+        // reads it; only a cut-off or blank one is a torn tail.
+        if !terminated && !is_complete_last_line(&bytes) {
             if bytes.len() > LINE_LEN_MAX {
                 // A line longer than the limit: skip to its end without keeping it.
                 let (skipped, ended) = skip_line(&mut reader, path)?;
@@ -330,7 +335,9 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
         result.line_starts.push(offset);
         let line_offset = offset;
         offset += bytes.len() as u64;
-        bytes.pop();
+        if terminated {
+            bytes.pop();
+        }
         let bom = crate::format::bom_len(line_offset, &bytes);
         if bom > 0 {
             problems.push(
@@ -522,12 +529,15 @@ fn report_header(problems: &mut Problems, line: u64, offset: u64, what: &str) {
 }
 
 fn torn_tail(problems: &mut Problems, line: u64, offset: u64, len: u64, bytes: Option<&[u8]>) {
-    let parses =
-        bytes.is_some_and(|bytes| serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok());
-    let what = if parses {
-        "complete JSON without its newline"
+    let blank = bytes.is_some_and(|bytes| {
+        bytes
+            .iter()
+            .all(|byte| matches!(byte, b' ' | b'\t' | b'\r'))
+    });
+    let what = if blank {
+        "blank"
     } else {
-        "a cut-off line"
+        "a cut-off line, not complete JSON"
     };
     problems.push(
         ProblemKind::TornTail,

@@ -306,6 +306,24 @@ fn unparseable_fragment_is_still_a_torn_tail() {
     assert_eq!(after.opaque.len(), 1, "the fragment is a line of its own");
 }
 
+/// `treelog verify` reads the line as a line (no problem at all, the index agrees with the
+/// replay), and `treelog repair` only adds its `\n`.
+#[test]
+fn verify_and_repair_keep_the_line() {
+    let dir = scratch_dir();
+    let path = write_log(dir.path(), &unterminated_log());
+    let report = treelog::verify::verify_log(&path, true).unwrap();
+    assert!(report.is_clean(), "{:?}", report.problems);
+    assert_eq!(report.line_count, 3);
+    assert_eq!(report.entry_count, 2);
+    let plan = treelog::repair::plan_repair(&path, &unterminated_log(), "/tmp").unwrap();
+    assert_eq!(plan.fixes.len(), 1, "{:?}", plan.fixes);
+    assert!(plan.fixes[0].description.starts_with("end the last line"));
+    let mut terminated = unterminated_log();
+    terminated.push(b'\n');
+    assert_eq!(plan.content, terminated);
+}
+
 /// A log that is only its header without a `\n` has that header (pi reads it too); an append
 /// ends it and writes no second header, and bytes glued onto it leave a log whose first line
 /// is no header, which a live handle then reports as a fresh open does.

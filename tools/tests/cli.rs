@@ -614,7 +614,8 @@ fn repair_cuts_torn_tail() {
     assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
 }
 
-/// A complete last line without its newline is kept and ended, so its entry becomes the leaf.
+/// A complete last line without its newline is the last entry, as pi reads it (`treelog path`
+/// ends with it, `verify` finds nothing wrong), and repair keeps it and ends it.
 #[test]
 fn repair_terminates_complete_tail() {
     let (_dir, path) = sample_copy();
@@ -628,6 +629,11 @@ fn repair_terminates_complete_tail() {
         .unwrap();
     file.write_all(line.as_bytes()).unwrap();
     drop(file);
+    assert_eq!(
+        run_ok(&["path", arg(&path)]).lines().last(),
+        Some("tail0001")
+    );
+    assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
     let report = run_ok(&["repair", arg(&path), "--apply"]);
     assert!(report.contains("fixed: end the last line"), "{report}");
     assert_eq!(

@@ -9,7 +9,8 @@ use crate::out::Out;
 
 /// Plan (and with --apply, make) explicit fixes to a log; a dry run by default.
 ///
-/// Fixes: a torn tail is ended with a newline when it is complete JSON and cut otherwise; a
+/// Fixes: a last line without its newline gets it when it is complete JSON (it is read as a
+/// line already) and is cut as a torn tail otherwise; a
 /// missing or corrupt header is restored (a later header moved up, an id added, or a
 /// version 3 header inserted above every other line); a version 1 or 2 log is migrated to
 /// version 3 as pi migrates it. A line that parses as JSON is never dropped, and unchanged

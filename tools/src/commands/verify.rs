@@ -14,7 +14,8 @@ use crate::progress;
 /// Check logs and their indexes; exit 1 if anything is wrong.
 ///
 /// A raw scan of each log, independent of the index, reports header problems (missing,
-/// corrupt, recovered, old version), a torn tail (bytes after the last newline),
+/// corrupt, recovered, old version), a torn tail (bytes after the last newline that are not a
+/// complete JSON line),
 /// unparseable and opaque lines, invalid UTF-8, duplicate ids, dangling parents, self-parents
 /// and parent cycles, and compactions whose firstKeptEntryId is not on their path. Then every
 /// answer of the index (entries, opaque lines, leaf, path, labels, name, tree) is compared
