@@ -50,8 +50,11 @@ struct Model {
     labels: BTreeMap<String, (String, String)>,
     name: Option<String>,
     opaque_offsets: Vec<usize>,
-    /// End of the last complete line.
+    /// End of the last complete line (the last `\n`).
     complete_len: usize,
+    /// End of the lines read: `complete_len`, or `file_len` when the bytes after the last
+    /// `\n` are a line without its `\n` (not blank, whole JSON: log.md §1, as pi reads them).
+    read_len: usize,
     file_len: usize,
 }
 
@@ -129,15 +132,25 @@ impl Model {
             .iter()
             .rposition(|byte| *byte == b'\n')
             .map_or(0, |at| at + 1);
+        let tail = &bytes[complete_len..];
+        let read_len = if serde_json::from_slice::<Value>(tail).is_ok() {
+            bytes.len()
+        } else {
+            complete_len
+        };
         let mut model = Model {
             complete_len,
+            read_len,
             file_len: bytes.len(),
             ..Model::default()
         };
         let mut first = true;
         let mut offset = 0;
-        while offset < complete_len {
-            let end = offset + bytes[offset..].iter().position(|b| *b == b'\n').unwrap();
+        while offset < read_len {
+            let end = bytes[offset..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(read_len, |at| offset + at);
             let text = String::from_utf8_lossy(&bytes[offset..end]).into_owned();
             if !text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
                 model.line(offset, text, first);
@@ -606,6 +619,18 @@ enum After {
     Reopen,
 }
 
+/// How a line written without its `\n` is ended.
+#[derive(Clone, Copy, Debug)]
+enum Ending {
+    /// The other process writes the `\n`.
+    Newline,
+    /// The other process appends its next line without a separator (pi 0.73.1): one invalid
+    /// line of both. The handle then refreshes, or (`true`) appends without a refresh.
+    Glued(bool),
+    /// The handle appends, which writes the `\n` first.
+    HandleAppends,
+}
+
 #[derive(Clone, Debug)]
 enum Foreign {
     /// An entry of a type treelog does not know, with an id and a parent.
@@ -638,6 +663,9 @@ enum Op {
     /// 2 an OpenClaw `appendMode:"side"` assistant row), then what the handle does.
     ExternalAppend(ParentChoice, usize, u8, After),
     ExternalForeign(Foreign, After),
+    /// Another process writes a message line without its `\n` (parent), then the handle does
+    /// what `After` says, then the line is ended as [`Ending`] says.
+    ExternalUnterminated(ParentChoice, Ending, After),
     TornThenAppend(u8),
     Batch(u8),
 }
@@ -722,6 +750,16 @@ fn op() -> impl Strategy<Value = Op> {
         4 => (parent_choice(), any::<usize>(), 0u8..3, after())
             .prop_map(|(p, t, a, w)| Op::ExternalAppend(p, t, a, w)),
         2 => (foreign, after()).prop_map(|(f, w)| Op::ExternalForeign(f, w)),
+        2 => (
+            parent_choice(),
+            prop_oneof![
+                Just(Ending::Newline),
+                any::<bool>().prop_map(Ending::Glued),
+                Just(Ending::HandleAppends)
+            ],
+            after()
+        )
+            .prop_map(|(p, e, w)| Op::ExternalUnterminated(p, e, w)),
         1 => (1u8..100).prop_map(Op::TornThenAppend),
         1 => (0u8..4).prop_map(Op::Batch),
     ]
@@ -980,8 +1018,8 @@ impl Harness {
         let now = self.now();
         self.handle = HandleModel {
             leaf: now.log_leaf,
-            seen_len: now.complete_len,
-            base_len: now.complete_len,
+            seen_len: now.read_len,
+            base_len: now.read_len,
             header_pending: now.file_len == 0,
         };
     }
@@ -991,15 +1029,31 @@ impl Harness {
         Model::parse(&read(&self.path)[..self.handle.base_len])
     }
 
+    /// The handle's leaf once it has caught up with `now`: an entry it had read that is no
+    /// longer one (a line read without its `\n`, onto which another writer then glued bytes)
+    /// gives way to the log's leaf.
+    fn leaf_after_catch_up(&self, view: &Model, now: &Model) -> Option<usize> {
+        match self.handle.leaf {
+            Some(index)
+                if now.entries.get(index).map(|entry| entry.offset)
+                    != Some(view.entries[index].offset) =>
+            {
+                now.log_leaf
+            }
+            leaf => leaf,
+        }
+    }
+
     fn refresh(&mut self) {
         let base = self.base();
         let now = self.now();
+        self.handle.leaf = self.leaf_after_catch_up(&self.view(), &now);
         self.session().refresh().unwrap();
         if self.handle.leaf == base.log_leaf {
             self.handle.leaf = now.log_leaf;
         }
-        self.handle.seen_len = now.complete_len;
-        self.handle.base_len = now.complete_len;
+        self.handle.seen_len = now.read_len;
+        self.handle.base_len = now.read_len;
         self.handle.header_pending &= now.file_len == 0;
     }
 
@@ -1035,6 +1089,38 @@ impl Harness {
         }
     }
 
+    /// A message line in pi's format as another process writes it (without `\n`): parent,
+    /// timestamp, kind (0 user, 1 assistant, 2 an OpenClaw `appendMode:"side"` assistant row).
+    fn external_message(
+        &mut self,
+        now: &Model,
+        parent: &ParentChoice,
+        timestamp: usize,
+        kind: u8,
+    ) -> String {
+        let id = self.foreign_id('x');
+        let mut line = Map::new();
+        line.insert("type".into(), json!("message"));
+        line.insert("id".into(), json!(id));
+        if let Some(parent) = self.parent_value(now, parent) {
+            line.insert("parentId".into(), parent);
+        }
+        line.insert(
+            "timestamp".into(),
+            json!(TIMESTAMPS[timestamp % TIMESTAMPS.len()]),
+        );
+        if kind == 2 {
+            line.insert("appendMode".into(), json!("side"));
+        }
+        let message = if kind > 0 {
+            json!({"role": "assistant", "content": [], "provider": "ext", "model": "ext-model", "timestamp": 3})
+        } else {
+            json!({"role": "user", "content": format!("external {id}"), "timestamp": 2})
+        };
+        line.insert("message".into(), message);
+        Value::Object(line).to_string()
+    }
+
     /// Runs one appending call and checks the outcome and the written bytes against the model.
     fn api(&mut self, call: Call) {
         let before = read(&self.path);
@@ -1055,7 +1141,7 @@ impl Harness {
             return;
         }
         // pi 1.6's `fromId`: the handle's leaf before the summary moves it.
-        let left_leaf = now.id(self.handle.leaf);
+        let left_leaf = view.id(self.handle.leaf);
         if let Call::BranchSummary(from, _) = &call {
             match from {
                 Some(from) => match canonical(from) {
@@ -1075,15 +1161,18 @@ impl Harness {
         }
         // The conflict rule and following the log's leaf.
         let base = self.base();
-        let conflict = now.entries[base.entries.len()..]
+        self.handle.leaf = self.leaf_after_catch_up(&view, &now);
+        let conflict = now
+            .entries
             .iter()
+            .filter(|entry| entry.offset >= self.handle.base_len)
             .any(|entry| entry.parent == self.handle.leaf);
         if conflict {
             if self.options.on_conflict == OnConflict::Fail {
                 let result = call.run(self.session());
                 assert!(matches!(result, Err(Error::Conflict { .. })), "{result:?}");
                 assert_eq!(read(&self.path), before, "a conflict writes nothing");
-                self.handle.seen_len = now.complete_len;
+                self.handle.seen_len = now.read_len;
                 self.handle.header_pending &= before.is_empty();
                 return;
             }
@@ -1154,8 +1243,8 @@ impl Harness {
         assert_eq!(&after_model.entries[last].id, ids.last().unwrap());
         self.handle = HandleModel {
             leaf: Some(last),
-            seen_len: after_model.complete_len,
-            base_len: after_model.complete_len,
+            seen_len: after_model.read_len,
+            base_len: after_model.read_len,
             header_pending: false,
         };
     }
@@ -1254,28 +1343,43 @@ impl Harness {
             },
             Op::Sync => self.session().sync().unwrap(),
             Op::ExternalAppend(parent, timestamp, kind, after) => {
-                let id = self.foreign_id('x');
-                let mut line = Map::new();
-                line.insert("type".into(), json!("message"));
-                line.insert("id".into(), json!(id));
-                if let Some(parent) = self.parent_value(&now, parent) {
-                    line.insert("parentId".into(), parent);
-                }
-                line.insert(
-                    "timestamp".into(),
-                    json!(TIMESTAMPS[timestamp % TIMESTAMPS.len()]),
-                );
-                if *kind == 2 {
-                    line.insert("appendMode".into(), json!("side"));
-                }
-                let message = if *kind > 0 {
-                    json!({"role": "assistant", "content": [], "provider": "ext", "model": "ext-model", "timestamp": 3})
-                } else {
-                    json!({"role": "user", "content": format!("external {id}"), "timestamp": 2})
-                };
-                line.insert("message".into(), message);
-                append_raw(&self.path, format!("{}\n", Value::Object(line)).as_bytes());
+                let line = self.external_message(&now, parent, *timestamp, *kind);
+                append_raw(&self.path, format!("{line}\n").as_bytes());
                 self.after(*after);
+            }
+            Op::ExternalUnterminated(parent, ending, after) => {
+                // A line without its `\n` (a write cut just before it, or still under way) is
+                // read as a line all the same when it is whole JSON (log.md §1).
+                let line = self.external_message(&now, parent, 0, 0);
+                append_raw(&self.path, line.as_bytes());
+                self.after(*after);
+                match ending {
+                    Ending::Newline => append_raw(&self.path, b"\n"),
+                    Ending::Glued(then_append) => {
+                        let now = self.now();
+                        let glued = self.external_message(&now, &ParentChoice::Entry(0), 0, 1);
+                        append_raw(&self.path, format!("{glued}\n").as_bytes());
+                        self.check("after a line glued onto the last one", Fresh::None);
+                        if *then_append {
+                            self.api(Call::Message(
+                                json!({"role": "user", "content": "after glued", "timestamp": 7})
+                                    .to_string(),
+                            ));
+                        } else {
+                            self.refresh();
+                        }
+                    }
+                    Ending::HandleAppends => {
+                        self.api(Call::Message(
+                            json!({"role": "user", "content": "after unterminated", "timestamp": 6})
+                                .to_string(),
+                        ));
+                        // A conflict wrote nothing: the other process ends its line.
+                        if !read(&self.path).ends_with(b"\n") {
+                            append_raw(&self.path, b"\n");
+                        }
+                    }
+                }
             }
             Op::ExternalForeign(foreign, after) => {
                 let line = match foreign {
@@ -1370,7 +1474,7 @@ impl Harness {
             let what = format!("{step}: fresh (index {use_index}, {verify:?})");
             check_session(&what, &mut fresh, &now, now.log_leaf);
             let view_has_first_line = has_first_line(&bytes[..self.handle.seen_len]);
-            let log_has_first_line = has_first_line(&bytes[..now.complete_len]);
+            let log_has_first_line = has_first_line(&bytes[..now.read_len]);
             if !self.handle.header_pending && (view_has_first_line || !log_has_first_line) {
                 // A handle that has read a non-empty log reports the log's header, made up
                 // alike while all its lines are blank; a first non-blank line the handle has
@@ -1394,7 +1498,7 @@ impl Harness {
             let stats = fresh.stats().unwrap();
             assert_eq!(
                 stats.torn_tail_bytes as usize,
-                now.file_len - now.complete_len,
+                now.file_len - now.read_len,
                 "{what}: torn tail"
             );
             drop(fresh);
@@ -1544,5 +1648,50 @@ fn append_to_a_blank_log_writes_the_header() {
             OnConflict::Fail,
             true,
         );
+    }
+}
+
+/// A line another process wrote without its `\n` is read as a line; once that process glues
+/// its next line onto it, a handle that had read it (and followed it as its leaf) answers as
+/// a fresh replay does, after a refresh or an append, which goes to the log's leaf.
+#[test]
+fn line_glued_onto_an_unterminated_one() {
+    for after in [After::Refresh, After::Reopen, After::Nothing] {
+        for then_append in [false, true] {
+            run(
+                &[
+                    Op::User(0),
+                    Op::ExternalUnterminated(
+                        ParentChoice::Entry(0),
+                        Ending::Glued(then_append),
+                        after,
+                    ),
+                    Op::User(1),
+                ],
+                OnConflict::Fail,
+                true,
+            );
+        }
+    }
+}
+
+/// An append after a line another process wrote without its `\n` ends that line first, and
+/// another process that ends it itself is caught up like any writer.
+#[test]
+fn unterminated_line_ended_by_either_writer() {
+    for ending in [Ending::HandleAppends, Ending::Newline] {
+        for after in [After::Refresh, After::Reopen, After::Nothing] {
+            for on_conflict in [OnConflict::Fail, OnConflict::FollowTip] {
+                run(
+                    &[
+                        Op::User(0),
+                        Op::ExternalUnterminated(ParentChoice::Entry(0), ending, after),
+                        Op::User(1),
+                    ],
+                    on_conflict,
+                    true,
+                );
+            }
+        }
     }
 }
