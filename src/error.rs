@@ -41,7 +41,8 @@ pub enum Error {
     /// Another writer appended a child of this handle's leaf since it last looked, so this
     /// append would have silently started a sibling branch.
     #[error(
-        "{path}: stale view: another writer appended {their_id:?} after {leaf:?}; refresh or branch explicitly"
+        "{path}: another writer appended entry {their_id} after {}; nothing was written (refresh the session or branch explicitly, then append again)",
+        leaf_words(leaf)
     )]
     Conflict {
         path: PathBuf,
@@ -71,5 +72,13 @@ impl Error {
             operation,
             source,
         }
+    }
+}
+
+/// The leaf a conflict names, in words: its id, or the start of the session.
+fn leaf_words(leaf: &Option<String>) -> String {
+    match leaf {
+        Some(id) => format!("this session's leaf {id}"),
+        None => "the start of this session".into(),
     }
 }

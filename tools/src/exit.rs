@@ -102,6 +102,10 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            CliError::Library(error @ treelog::Error::Conflict { .. }) => write!(
+                f,
+                "{error}; `treelog append --on-conflict follow` appends after the other writer's entries instead"
+            ),
             CliError::Library(error) => write!(f, "{error}"),
             CliError::Io {
                 path,

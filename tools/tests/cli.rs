@@ -771,10 +771,16 @@ fn append_conflict_policies() {
         let path_ids = run_ok(&["path", arg(&path)]);
         let tail: Vec<&str> = path_ids.lines().rev().take(3).collect();
         if policy == "fail" {
+            // The refusal says what happened in the user's words, and how to go on (it read
+            // `stale view: ... Some("c2fab1df")`, Rust debug text, before).
+            let message = stderr(&output);
             assert!(
-                stderr(&output).contains("stale view"),
-                "{}",
-                stderr(&output)
+                message.contains(&format!(
+                    "another writer appended entry {other_id} after this session's leaf {}",
+                    first.trim()
+                )) && message.contains("--on-conflict follow")
+                    && !message.contains("Some("),
+                "{message}"
             );
             assert_eq!(tail[0], other_id);
             assert!(rest.is_empty());
