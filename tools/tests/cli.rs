@@ -279,6 +279,29 @@ fn append_pi16_entries_and_context_rules() {
     );
 }
 
+/// A message without a string `role` is refused with its stdin line, as a plain message and
+/// inside a `{"type":"message"}` entry, and nothing is written (issue 22: `append` accepted
+/// one, which pi cannot place in a context).
+#[test]
+fn append_refuses_a_message_without_a_role() {
+    let (_dir, path) = sample_copy();
+    let before = std::fs::read(&path).unwrap();
+    for input in [
+        "{\"content\":\"no role\",\"timestamp\":1}\n",
+        "{\"role\":7,\"content\":\"x\"}\n",
+        "{\"type\":\"message\",\"message\":{\"content\":\"x\"}}\n",
+    ] {
+        let output = treelog(&["append", arg(&path)], input);
+        assert_exit(&output, 2);
+        assert!(
+            stderr(&output).starts_with("treelog: <stdin>:1: a message needs a string \"role\""),
+            "{input}: {}",
+            stderr(&output)
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{input}");
+    }
+}
+
 /// An invalid stdin line stops `append` with exit 2 and its line number; earlier ids stay.
 #[test]
 fn append_stops_at_invalid_line() {

@@ -121,7 +121,10 @@ fn append_lines(
         }
         let fields = parse_object(text).map_err(|message| CliError::input(location(), message))?;
         let id = match fields.get("type") {
-            None => session.append_message(text)?,
+            None => {
+                check_role(text).map_err(|message| CliError::input(location(), message))?;
+                session.append_message(text)?
+            }
             Some(kind) => {
                 append_entry(session, kind.get(), &fields).map_err(|error| error.at(location()))?
             }
@@ -139,6 +142,23 @@ fn parse_object(text: &str) -> Result<HashMap<String, &RawValue>, String> {
         Err(error) => return Err(format!("not valid JSON: {error}")),
     }
     serde_json::from_str(text).map_err(|error| format!("not valid JSON: {error}"))
+}
+
+/// A message must say whose it is: pi reads `message.role` to build every context (a message
+/// without one would enter the model's context as nothing pi knows).
+fn check_role(message: &str) -> Result<(), String> {
+    let role = serde_json::from_str::<HashMap<String, &RawValue>>(message)
+        .ok()
+        .and_then(|fields| fields.get("role").map(|role| role.get().to_string()));
+    match role {
+        Some(role) if serde_json::from_str::<String>(&role).is_ok_and(|role| !role.is_empty()) => {
+            Ok(())
+        }
+        _ => Err(
+            "a message needs a string \"role\" (user, assistant, toolResult, system, custom, ...)"
+                .into(),
+        ),
+    }
 }
 
 /// Why an entry line could not be appended: a bad field (reported at its stdin line) or the
@@ -198,7 +218,11 @@ fn append_entry(
     let kind: String = serde_json::from_str(kind)
         .map_err(|_| EntryError::Field("\"type\" must be a string".into()))?;
     Ok(match kind.as_str() {
-        "message" => session.append_message(required("message")?)?,
+        "message" => {
+            let message = required("message")?;
+            check_role(message).map_err(EntryError::Field)?;
+            session.append_message(message)?
+        }
         "thinking_level_change" => {
             session.append_thinking_level_change(&string("thinkingLevel")?)?
         }
