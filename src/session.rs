@@ -15,6 +15,7 @@
 //! IMPORTANT: the index is never flushed before the log bytes it describes are written.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
@@ -34,6 +35,9 @@ use crate::index::{IndexState, Lag, Store, Verify, sidecar_path};
 use crate::line_reads::{self, LineTexts};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
 use crate::tree::{self, PathIds};
+
+mod recovery;
+use recovery::Recovered;
 
 /// When appended bytes are made durable (fsync of the log). The index is never fsynced per
 /// append: it is a cache, rebuilt from the log after a crash.
@@ -230,6 +234,10 @@ pub struct Stats {
 pub struct Session {
     storage: Box<dyn LogStorage>,
     store: Store,
+    /// A store rebuilt from the log by a query (`&self`) that found the index damaged: it
+    /// answers from then on ([`Session::store`]), and takes the place of `store` at the next
+    /// call that holds `&mut self` (`settle_recovered`).
+    recovered: OnceCell<Recovered>,
     options: SessionOptions,
     header: Header,
     /// The handle was opened or created on an empty log and has not seen it non-empty since:
@@ -388,6 +396,7 @@ impl Session {
             leaf_seq: store.state.leaf_seq,
             storage,
             store,
+            recovered: OnceCell::new(),
             options,
             header,
             header_pending,
@@ -440,8 +449,12 @@ impl Session {
     /// is re-linked to the previous copied one, so no parent dangles (pi leaves one dangling
     /// when a label sits mid-path; OpenClaw re-links, as here). Returns the new file's path.
     pub fn create_branched_session(&self, leaf_id: &str) -> Result<PathBuf> {
+        self.answering(|session| session.create_branched_session_once(leaf_id))
+    }
+
+    fn create_branched_session_once(&self, leaf_id: &str) -> Result<PathBuf> {
         let leaf_seq = self.require_seq(leaf_id)?;
-        let path = tree::path_to_root(&self.store, leaf_seq)?;
+        let path = tree::path_to_root(self.store(), leaf_seq)?;
         let mut lines = Vec::new();
         let mut previous: Option<String> = None;
         let mut labels = Vec::new();
@@ -456,7 +469,7 @@ impl Session {
                 reason: "an indexed entry is no longer a JSON object".into(),
             })?;
             lines.push(relinked);
-            if let Some(label) = self.store.label(&record.id)? {
+            if let Some(label) = self.store().label(&record.id)? {
                 labels.push((record.id.to_string(), label));
             }
             previous = Some(record.id.to_string());
@@ -542,73 +555,82 @@ impl Session {
 
     /// What opening found about the index.
     pub fn index_state(&self) -> &IndexState {
-        &self.index_state
+        match self.recovered.get() {
+            Some(recovered) => &recovered.index_state,
+            None => &self.index_state,
+        }
     }
 
     /// The leaf this handle appends to.
     pub fn leaf_id(&self) -> Result<Option<String>> {
-        self.id_of(self.leaf_seq)
+        self.answering(|session| session.id_of(session.leaf_seq))
     }
 
     /// The leaf the log implies (the last entry in file order, or a `leaf` row's target).
     pub fn log_leaf_id(&self) -> Result<Option<String>> {
-        self.id_of(self.store.state.leaf_seq)
+        self.answering(|session| session.id_of(session.store().state.leaf_seq))
     }
 
     pub fn leaf_entry(&self) -> Result<Option<Entry>> {
         if self.leaf_seq == SEQ_NONE {
             return Ok(None);
         }
-        self.entry_at(self.leaf_seq).map(Some)
+        self.answering(|session| session.entry_at(session.leaf_seq).map(Some))
     }
 
     /// The session name: the `name` of the last `session_info` entry in file order, unless
     /// it is empty.
     pub fn session_name(&self) -> Result<Option<String>> {
-        let seq = self.store.state.session_info_seq;
-        if seq == SEQ_NONE {
-            return Ok(None);
-        }
-        let entry = self.entry_at(seq)?;
-        Ok(entry
-            .field("name")
-            .and_then(|raw| json_str(&raw).map(Cow::into_owned))
-            .filter(|name| !name.is_empty()))
+        self.answering(|session| {
+            let seq = session.store().state.session_info_seq;
+            if seq == SEQ_NONE {
+                return Ok(None);
+            }
+            let entry = session.entry_at(seq)?;
+            Ok(entry
+                .field("name")
+                .and_then(|raw| json_str(&raw).map(Cow::into_owned))
+                .filter(|name| !name.is_empty()))
+        })
     }
 
     /// The entry with this id (the last one in file order, if the id repeats).
     pub fn entry(&self, id: &str) -> Result<Option<Entry>> {
-        match self.canonical_seq(id)? {
-            Some(seq) => self.entry_at(seq).map(Some),
+        self.answering(|session| match session.canonical_seq(id)? {
+            Some(seq) => session.entry_at(seq).map(Some),
             None => Ok(None),
-        }
+        })
     }
 
     /// The children of `id` in pi's order (by timestamp, ties in file order; with unparseable
     /// timestamps, V8's sort order: format-spec/log.md §5).
     pub fn children(&self, id: &str) -> Result<Vec<Entry>> {
-        let Some(seq) = self.canonical_seq(id)? else {
-            return Ok(Vec::new());
-        };
-        tree::sorted_children(&self.store, seq)?
-            .into_iter()
-            .map(|(seq, _)| self.entry_at(seq))
-            .collect()
+        self.answering(|session| {
+            let Some(seq) = session.canonical_seq(id)? else {
+                return Ok(Vec::new());
+            };
+            tree::sorted_children(session.store(), seq)?
+                .into_iter()
+                .map(|(seq, _)| session.entry_at(seq))
+                .collect()
+        })
     }
 
     /// The current label of `id`, if any.
     pub fn label(&self, id: &str) -> Result<Option<String>> {
-        Ok(self.store.label(id)?.map(|value| value.label))
+        self.answering(|session| Ok(session.store().label(id)?.map(|value| value.label)))
     }
 
     /// Every current label as (target id, label, timestamp), by target id.
     pub fn labels(&self) -> Result<Vec<(String, String, String)>> {
-        Ok(self
-            .store
-            .labels()?
-            .into_iter()
-            .map(|(target, value)| (target, value.label, value.timestamp))
-            .collect())
+        self.answering(|session| {
+            Ok(session
+                .store()
+                .labels()?
+                .into_iter()
+                .map(|(target, value)| (target, value.label, value.timestamp))
+                .collect())
+        })
     }
 
     /// Ids from the root to `leaf` (default: this handle's leaf), root first.
@@ -619,54 +641,65 @@ impl Session {
     /// [`Session::path_ids`] in one buffer (one allocation per path, not one per id): the
     /// leaf-to-root walk at its cheapest, for long paths.
     pub fn path_id_list(&self, leaf: Option<&str>) -> Result<PathIds> {
-        let leaf_seq = self.leaf_or(leaf)?;
-        if leaf_seq == SEQ_NONE {
-            return Ok(PathIds::default());
-        }
-        self.store.ancestor_ids(leaf_seq)
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            if leaf_seq == SEQ_NONE {
+                return Ok(PathIds::default());
+            }
+            session.store().ancestor_ids(leaf_seq)
+        })
     }
 
     /// Entries from the root to `leaf` (default: this handle's leaf), root first.
     pub fn path(&self, leaf: Option<&str>) -> Result<Vec<Entry>> {
-        let leaf_seq = self.leaf_or(leaf)?;
-        tree::path_to_root(&self.store, leaf_seq)?
-            .into_iter()
-            .map(|(seq, record)| self.entry_from(seq, &record))
-            .collect()
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            tree::path_to_root(session.store(), leaf_seq)?
+                .into_iter()
+                .map(|(seq, record)| session.entry_from(seq, &record))
+                .collect()
+        })
     }
 
     /// Whether `ancestor` is `descendant` or one of its ancestors (O(log depth)).
     pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool> {
-        tree::is_ancestor(
-            &self.store,
-            self.require_seq(ancestor)?,
-            self.require_seq(descendant)?,
-        )
+        self.answering(|session| {
+            tree::is_ancestor(
+                session.store(),
+                session.require_seq(ancestor)?,
+                session.require_seq(descendant)?,
+            )
+        })
     }
 
     /// The branch point of two entries: their deepest common ancestor, if they share a root.
     pub fn common_ancestor(&self, a: &str, b: &str) -> Result<Option<String>> {
-        let seq = tree::common_ancestor(&self.store, self.require_seq(a)?, self.require_seq(b)?)?;
-        self.id_of(seq.unwrap_or(SEQ_NONE))
+        self.answering(|session| {
+            let (a, b) = (session.require_seq(a)?, session.require_seq(b)?);
+            let seq = tree::common_ancestor(session.store(), a, b)?;
+            session.id_of(seq.unwrap_or(SEQ_NONE))
+        })
     }
 
     /// The entries on each branch below the branch point of `a` and `b` (root-first order):
     /// what a "diff two branches" view shows.
     pub fn branch_difference(&self, a: &str, b: &str) -> Result<(Vec<String>, Vec<String>)> {
-        let (a, b) = (self.require_seq(a)?, self.require_seq(b)?);
-        let common = tree::common_ancestor(&self.store, a, b)?;
-        let below = |seq: u64| -> Result<Vec<String>> {
-            let mut ids = Vec::new();
-            let mut current = seq;
-            while current != SEQ_NONE && Some(current) != common {
-                let record = self.store.existing_record(current)?;
-                ids.push(record.id.into_string());
-                current = record.parent_seq;
-            }
-            ids.reverse();
-            Ok(ids)
-        };
-        Ok((below(a)?, below(b)?))
+        self.answering(|session| {
+            let (a, b) = (session.require_seq(a)?, session.require_seq(b)?);
+            let common = tree::common_ancestor(session.store(), a, b)?;
+            let below = |seq: u64| -> Result<Vec<String>> {
+                let mut ids = Vec::new();
+                let mut current = seq;
+                while current != SEQ_NONE && Some(current) != common {
+                    let record = session.store().existing_record(current)?;
+                    ids.push(record.id.into_string());
+                    current = record.parent_seq;
+                }
+                ids.reverse();
+                Ok(ids)
+            };
+            Ok((below(a)?, below(b)?))
+        })
     }
 
     /// Streams the tree depth-first in pre-order, children in pi's order. Memory is bounded by
@@ -674,39 +707,46 @@ impl Session {
     pub fn tree(&self) -> Result<TreeWalk<'_>> {
         Ok(TreeWalk {
             session: self,
-            walk: tree::Walk::new(&self.store)?,
+            walk: self.answering(|session| tree::Walk::new(session.store()))?,
+            yielded: 0,
         })
     }
 
     /// Every entry in file order (opaque lines excluded; see [`Session::opaque_records`]).
     pub fn entries(&self) -> Result<impl Iterator<Item = Result<Entry>> + '_> {
-        Ok((0..self.store.record_count()).filter_map(move |seq| {
-            match self.store.existing_record(seq) {
-                Ok(record) if record.kind.is_some() => Some(self.entry_from(seq, &record)),
-                Ok(_) => None,
-                Err(error) => Some(Err(error)),
-            }
+        Ok((0..self.store().record_count()).filter_map(move |seq| {
+            let entry = self.answering(|session| {
+                let record = session.store().existing_record(seq)?;
+                match record.kind {
+                    Some(_) => session.entry_from(seq, &record).map(Some),
+                    None => Ok(None),
+                }
+            });
+            entry.transpose()
         }))
     }
 
     /// Lines kept verbatim that are not entries, in file order.
     pub fn opaque_records(&self) -> Result<Vec<OpaqueRecord>> {
-        let mut out = Vec::new();
-        for seq in 0..self.store.record_count() {
-            let record = self.store.existing_record(seq)?;
-            if record.kind.is_none() {
-                out.push(OpaqueRecord {
-                    offset_bytes: record.offset_bytes,
-                    len_bytes: u64::from(record.len_bytes),
-                    code: record.opaque_code,
-                });
+        self.answering(|session| {
+            let mut out = Vec::new();
+            for seq in 0..session.store().record_count() {
+                let record = session.store().existing_record(seq)?;
+                if record.kind.is_none() {
+                    out.push(OpaqueRecord {
+                        offset_bytes: record.offset_bytes,
+                        len_bytes: u64::from(record.len_bytes),
+                        code: record.opaque_code,
+                    });
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     pub fn stats(&mut self) -> Result<Stats> {
-        let state = &self.store.state;
+        self.settle_recovered();
+        let state = &self.store().state;
         let log_len = self
             .storage
             .identity()
@@ -720,45 +760,58 @@ impl Session {
                 .map(|kind| (*kind, state.kind_counts[*kind as usize]))
                 .collect(),
             log_len_bytes: log_len,
-            indexed_len_bytes: self.store.indexed_len_bytes,
-            torn_tail_bytes: log_len.saturating_sub(self.store.indexed_len_bytes),
+            indexed_len_bytes: self.store().indexed_len_bytes,
+            torn_tail_bytes: log_len.saturating_sub(self.store().indexed_len_bytes),
         })
+    }
+
+    /// Reads the whole index and checks every stored value as a read would (seals, tilings,
+    /// counts); damage found is rebuilt from the log, as any read does, and
+    /// [`Session::index_state`] then says so. What `treelog reindex` runs without `--force`.
+    pub fn check_index(&self) -> Result<()> {
+        self.answering(|session| session.store().check_stored())
     }
 
     /// Bytes redb stores for this session's index tables (0 without a sidecar).
     pub fn index_stored_bytes(&self) -> Result<u64> {
-        self.store.stored_bytes()
+        self.answering(|session| session.store().stored_bytes())
     }
 
     /// pi's `buildSessionContext` for `leaf` (default: this handle's leaf). Reads only the
     /// entries from the latest compaction's first kept entry to the leaf.
     pub fn build_context(&self, leaf: Option<&str>) -> Result<Context> {
-        let leaf_seq = self.leaf_or(leaf)?;
-        context::build(self, leaf_seq, self.options.pi_compat)
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            context::build(session, leaf_seq, session.options.pi_compat)
+        })
     }
 
     /// pi 1.6's `buildContextEntries` for `leaf` (default: this handle's leaf): the latest
     /// compaction on the path, its kept entries but system messages, then the entries after
     /// it; without a compaction, the whole path.
     pub fn context_entries(&self, leaf: Option<&str>) -> Result<Vec<Entry>> {
-        let leaf_seq = self.leaf_or(leaf)?;
-        context::context_entry_seqs(self, leaf_seq)?
-            .into_iter()
-            .map(|seq| self.entry_at(seq))
-            .collect()
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            context::context_entry_seqs(session, leaf_seq)?
+                .into_iter()
+                .map(|seq| session.entry_at(seq))
+                .collect()
+        })
     }
 
     /// pi 1.6's `buildSessionProjection` for `leaf` (default: this handle's leaf): each
     /// context entry with the messages it contributes, edits applied.
     pub fn build_projection(&self, leaf: Option<&str>) -> Result<Projection> {
-        let leaf_seq = self.leaf_or(leaf)?;
-        context::build_projection(self, leaf_seq)
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            context::build_projection(session, leaf_seq)
+        })
     }
 
     /// The number of entries (the header and opaque records excluded): pi's
     /// `getEntryCount()`, without reading them.
     pub fn entry_count(&self) -> Result<u64> {
-        Ok(self.store.state.entry_count)
+        Ok(self.store().state.entry_count)
     }
 
     // ---- moving the leaf ----
@@ -766,7 +819,8 @@ impl Session {
     /// Moves this handle's leaf to `id` (in memory: the log records a branch only when the
     /// next entry is appended, as in pi).
     pub fn branch(&mut self, id: &str) -> Result<()> {
-        self.leaf_seq = self.require_seq(id)?;
+        self.settle_recovered();
+        self.leaf_seq = self.answering(|session| session.require_seq(id))?;
         Ok(())
     }
 
@@ -778,17 +832,30 @@ impl Session {
     /// Catches up with entries other processes appended. If this handle was at the log's
     /// leaf, it follows the log's new leaf.
     pub fn refresh(&mut self) -> Result<()> {
+        self.settle_recovered();
         let leaf_before = match self.conflict_base.take() {
             Some((_, leaf_before)) => leaf_before,
             None => self.store.state.leaf_seq,
         };
-        let log_len = self.store.catch_up(self.storage.as_mut())?;
-        self.after_reload(log_len)?;
-        self.adopt_log_header(log_len)?;
+        match self.catch_up_log() {
+            // A rebuilt index has read the whole log: what is left is the header and the leaf.
+            Err(damage @ Error::Index { .. }) => {
+                self.recover_now(damage)?;
+                self.catch_up_log()?;
+            }
+            other => other?,
+        }
         if self.leaf_seq == leaf_before {
             self.leaf_seq = self.store.state.leaf_seq;
         }
         Ok(())
+    }
+
+    /// Reads what other processes appended since this handle last looked.
+    fn catch_up_log(&mut self) -> Result<()> {
+        let log_len = self.store.catch_up(self.storage.as_mut())?;
+        self.after_reload(log_len)?;
+        self.adopt_log_header(log_len)
     }
 
     // ---- appends: each returns the new entry's id ----
@@ -832,7 +899,9 @@ impl Session {
             .map(|details| self.raw(details, "details"))
             .transpose()?;
         let usage = usage.map(|usage| self.raw(usage, "usage")).transpose()?;
-        let context = context::build(self, self.leaf_seq, PiCompat::Current)?;
+        self.settle_recovered();
+        let context =
+            self.answering(|session| context::build(session, session.leaf_seq, PiCompat::Current))?;
         let system_message =
             current_system_message(context.messages.iter().map(|message| message.get()), 0)
                 .map(|json| self.raw(&json, "systemMessage"))
@@ -878,6 +947,7 @@ impl Session {
         target_id: &str,
         replacement: Option<&str>,
     ) -> Result<String> {
+        self.settle_recovered();
         let invalid = |reason: String| Error::InvalidInput {
             path: self.log_path().to_path_buf(),
             reason,
@@ -905,14 +975,18 @@ impl Session {
                 }
             }
         };
-        let target_seq = self.require_seq(target_id)?;
-        if self.leaf_seq == SEQ_NONE || !tree::is_ancestor(&self.store, target_seq, self.leaf_seq)?
-        {
+        let on_branch = self.answering(|session| {
+            let target_seq = session.require_seq(target_id)?;
+            let on_branch = session.leaf_seq != SEQ_NONE
+                && tree::is_ancestor(session.store(), target_seq, session.leaf_seq)?;
+            Ok(on_branch.then_some(target_seq))
+        })?;
+        let Some(target_seq) = on_branch else {
             return Err(invalid(format!(
                 "entry {target_id} is not on the active branch"
             )));
-        }
-        let target = self.entry_at(target_seq)?;
+        };
+        let target = self.answering(|session| session.entry_at(target_seq))?;
         let role = match target.kind {
             EntryKind::CustomMessage => Some("custom".to_string()),
             EntryKind::Message => target
@@ -1045,10 +1119,19 @@ impl Session {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
+        self.settle_recovered();
         self.storage
             .lock()
             .map_err(|e| Error::io(self.storage.path(), "lock", e))?;
-        let result = self.append_locked(entries);
+        // Damage met before anything was written (catching up, checking for conflicts,
+        // choosing ids) rebuilds the index, and the append starts again on the new one. Damage
+        // met after the write is handled where it is met (`append_locked`), never retried.
+        let result = match self.append_locked(&entries) {
+            Err(damage @ Error::Index { .. }) if self.poisoned.is_none() => self
+                .recover_now(damage)
+                .and_then(|()| self.append_locked(&entries)),
+            result => result,
+        };
         let unlocked = self
             .storage
             .unlock()
@@ -1060,25 +1143,25 @@ impl Session {
         Ok(ids)
     }
 
-    fn append_locked(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>> {
+    fn append_locked(&mut self, entries: &[NewEntry]) -> Result<Vec<String>> {
         // Catch up with other writers, then apply the conflict rule.
         let (seen_before, log_leaf_before) = self
             .conflict_base
-            .unwrap_or((self.store.next_seq, self.store.state.leaf_seq));
+            .unwrap_or((self.store().next_seq, self.store().state.leaf_seq));
         let log_len = self.store.catch_up(self.storage.as_mut())?;
         self.after_reload(log_len)?;
         self.adopt_log_header(log_len)?;
-        if log_len < self.store.indexed_len_bytes {
+        if log_len < self.store().indexed_len_bytes {
             return Err(Error::LogChanged {
                 path: self.log_path().to_path_buf(),
                 offset_bytes: log_len,
                 reason: format!(
                     "the log shrank below the {} bytes this handle has read",
-                    self.store.indexed_len_bytes
+                    self.store().indexed_len_bytes
                 ),
             });
         }
-        if self.store.next_seq != seen_before {
+        if self.store().next_seq != seen_before {
             if let Some(their_id) = self.sibling_since(seen_before)? {
                 match self.options.on_conflict {
                     OnConflict::Fail => {
@@ -1089,20 +1172,20 @@ impl Session {
                             their_id,
                         });
                     }
-                    OnConflict::FollowTip => self.leaf_seq = self.store.state.leaf_seq,
+                    OnConflict::FollowTip => self.leaf_seq = self.store().state.leaf_seq,
                 }
             } else if self.leaf_seq == log_leaf_before {
-                self.leaf_seq = self.store.state.leaf_seq;
+                self.leaf_seq = self.store().state.leaf_seq;
             }
         }
 
         let mut text = std::mem::take(&mut self.append_text);
         text.clear();
         // A log holding only a byte order mark is empty: the header goes right after the mark.
-        let only_bom = self.store.indexed_len_bytes == 0
+        let only_bom = self.store().indexed_len_bytes == 0
             && crate::storage::holds_only_bom(self.storage.as_ref(), log_len)
                 .map_err(|e| Error::io(self.storage.path(), "read", e))?;
-        if (log_len > self.store.indexed_len_bytes && !only_bom) || self.store.unterminated {
+        if (log_len > self.store().indexed_len_bytes && !only_bom) || self.store().unterminated {
             // A torn last line, or a complete one without its `\n`: end it, so the new entry
             // is not glued onto it.
             text.push('\n');
@@ -1111,8 +1194,8 @@ impl Session {
         // append writes the handle's, so that the log does not stay headerless (pi rewrites a
         // log whose first line is not a header). After a torn tail the torn bytes become the
         // first line, so none is written.
-        let writes_header = (log_len == self.store.indexed_len_bytes || only_bom)
-            && self.store.settled_legacy_v1().is_none();
+        let writes_header = (log_len == self.store().indexed_len_bytes || only_bom)
+            && self.store().settled_legacy_v1().is_none();
         if writes_header {
             text.push_str(&self.header.json);
             text.push('\n');
@@ -1123,7 +1206,7 @@ impl Session {
         let mut written = Vec::with_capacity(entries.len());
         let timestamp = format_iso_ms(now_ms());
         let entries_start_bytes = text.len();
-        for entry in &entries {
+        for entry in entries {
             let id = self.new_id(&ids)?;
             written.push(entry.encode_into(&mut text, &id, parent_id.as_deref(), &timestamp));
             text.push('\n');
@@ -1160,31 +1243,51 @@ impl Session {
         // no lock appended meanwhile) they are read back, so the index sees exactly the file.
         // This relies on O_APPEND writes being atomic with respect to other appenders, as on
         // local POSIX filesystems (not NFS): where the write ended then proves where it began.
-        if log_len == self.store.indexed_len_bytes && end_bytes == log_len + bytes.len() as u64 {
-            self.store
-                .apply_written(&text, entries_start_bytes, &written)?;
-        } else {
-            let log_len = self.store.catch_up(self.storage.as_mut())?;
-            self.after_reload(log_len)?;
-        }
         let last = ids.last().expect("entries is not empty");
-        let seq = self
-            .store
-            .seq_of(last)?
-            .filter(|seq| *seq >= seen_before)
-            .ok_or_else(|| Error::LogChanged {
-                path: self.log_path().to_path_buf(),
-                offset_bytes: log_len,
-                reason: format!(
-                    "the appended entry {last} was not found when the log was read back"
-                ),
-            })?;
+        let indexed = if log_len == self.store.indexed_len_bytes
+            && end_bytes == log_len + bytes.len() as u64
+        {
+            self.store
+                .apply_written(&text, entries_start_bytes, &written)
+        } else {
+            self.store
+                .catch_up(self.storage.as_mut())
+                .and_then(|log_len| self.after_reload(log_len))
+        }
+        .and_then(|()| self.find_appended(last, seen_before, log_len));
+        let seq = match indexed {
+            // The entries are in the log: the index is rebuilt from it, and they are found
+            // there. A handle that cannot rebuild it is poisoned, so that the append is never
+            // retried (it was written).
+            Err(damage @ Error::Index { .. }) => match self.recover_now(damage) {
+                Ok(()) => self.find_appended(last, seen_before, log_len)?,
+                Err(error) => {
+                    self.poisoned = Some(format!(
+                        "the index could not be rebuilt after an append: {error}"
+                    ));
+                    return Err(error);
+                }
+            },
+            other => other?,
+        };
         self.leaf_seq = seq;
         self.conflict_base = None;
         if text.capacity() <= APPEND_TEXT_KEPT_LEN_MAX {
             self.append_text = text;
         }
         Ok(ids)
+    }
+
+    /// The seq of `id`, an entry this handle appended at or after `seen_before`.
+    fn find_appended(&self, id: &str, seen_before: u64, log_len: u64) -> Result<u64> {
+        self.store()
+            .seq_of(id)?
+            .filter(|seq| *seq >= seen_before)
+            .ok_or_else(|| Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: log_len,
+                reason: format!("the appended entry {id} was not found when the log was read back"),
+            })
     }
 
     /// A handle opened on an empty log made its header up, to write it with its first append.
@@ -1194,10 +1297,10 @@ impl Session {
     /// A recovered header is kept as it is once made up (its id comes from the path, but its
     /// timestamp and cwd from the moment and process that made it).
     fn adopt_log_header(&mut self, log_len: u64) -> Result<()> {
-        let first_line_indexed = self.store.settled_legacy_v1().is_some();
+        let first_line_indexed = self.store().settled_legacy_v1().is_some();
         if (self.header_pending && log_len > 0) || (self.header_undecided && first_line_indexed) {
-            if self.store.state.first_line_is_header() || !self.header.recovered {
-                self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
+            if self.store().state.first_line_is_header() || !self.header.recovered {
+                self.header = log_header(self.storage.as_ref(), self.store(), log_len)?;
             }
             self.header_pending = false;
             self.header_undecided = !first_line_indexed;
@@ -1214,15 +1317,15 @@ impl Session {
             return Ok(());
         }
         let leaf_is_entry = self.leaf_seq == SEQ_NONE
-            || (self.leaf_seq < self.store.next_seq
-                && self.store.existing_record(self.leaf_seq)?.kind.is_some());
+            || (self.leaf_seq < self.store().next_seq
+                && self.store().existing_record(self.leaf_seq)?.kind.is_some());
         if !leaf_is_entry {
-            self.leaf_seq = self.store.state.leaf_seq;
+            self.leaf_seq = self.store().state.leaf_seq;
         }
         if !self.header_pending
-            && (self.store.state.first_line_is_header() || !self.header.recovered)
+            && (self.store().state.first_line_is_header() || !self.header.recovered)
         {
-            self.header = log_header(self.storage.as_ref(), &self.store, log_len)?;
+            self.header = log_header(self.storage.as_ref(), self.store(), log_len)?;
         }
         Ok(())
     }
@@ -1230,8 +1333,8 @@ impl Session {
     /// The id of the first entry appended by someone else since `seen_before` that has this
     /// handle's leaf as its tree parent (appending now would make a sibling of it).
     fn sibling_since(&self, seen_before: u64) -> Result<Option<String>> {
-        for seq in seen_before..self.store.next_seq {
-            let record = self.store.existing_record(seq)?;
+        for seq in seen_before..self.store().next_seq {
+            let record = self.store().existing_record(seq)?;
             if record.kind.is_some() && record.parent_seq == self.leaf_seq {
                 return Ok(Some(record.id.into_string()));
             }
@@ -1263,6 +1366,7 @@ impl Session {
     }
 
     fn finish(&mut self, fsync: bool) -> Result<()> {
+        self.settle_recovered();
         if let Some(reason) = &self.poisoned {
             return Err(Error::Poisoned {
                 path: self.log_path().to_path_buf(),
@@ -1296,7 +1400,7 @@ impl Session {
             if in_batch(candidate) {
                 return true;
             }
-            match self.store.seq_of(candidate) {
+            match self.store().seq_of(candidate) {
                 Ok(found) => found.is_some(),
                 Err(error) => {
                     lookup_error = Some(error);
@@ -1314,15 +1418,15 @@ impl Session {
         if seq == SEQ_NONE {
             return Ok(None);
         }
-        Ok(Some(self.store.existing_record(seq)?.id.into_string()))
+        Ok(Some(self.store().existing_record(seq)?.id.into_string()))
     }
 
     /// The sequence number of the canonical entry `id`, if there is one.
     fn canonical_seq(&self, id: &str) -> Result<Option<u64>> {
-        let Some(seq) = self.store.seq_of(id)? else {
+        let Some(seq) = self.store().seq_of(id)? else {
             return Ok(None);
         };
-        Ok(self.store.existing_record(seq)?.kind.map(|_| seq))
+        Ok(self.store().existing_record(seq)?.kind.map(|_| seq))
     }
 
     fn require_seq(&self, id: &str) -> Result<u64> {
@@ -1339,8 +1443,12 @@ impl Session {
         }
     }
 
+    /// The store that answers: the one rebuilt after a read found the index damaged, if any.
     pub(crate) fn store(&self) -> &Store {
-        &self.store
+        match self.recovered.get() {
+            Some(recovered) => &recovered.store,
+            None => &self.store,
+        }
     }
 
     /// The lines of `records` (in file order along a path), each checked against its crc32,
@@ -1376,14 +1484,16 @@ impl Session {
     /// A record from a damaged index could name any range: it must lie inside the indexed
     /// prefix and be no longer than a parsed line can be, before a buffer is allocated for it.
     fn check_line_bounds(&self, record: &Record) -> Result<()> {
-        if !self.store.holds_line_of(record)
+        if !self.store().holds_line_of(record)
             || record.len_bytes as usize > crate::limits::LINE_LEN_MAX
         {
             return Err(Error::Index {
                 path: crate::index::sidecar_path(self.log_path()),
                 reason: format!(
                     "a record names bytes {}..+{} outside the {} indexed bytes of the log",
-                    record.offset_bytes, record.len_bytes, self.store.indexed_len_bytes
+                    record.offset_bytes,
+                    record.len_bytes,
+                    self.store().indexed_len_bytes
                 ),
             });
         }
@@ -1400,7 +1510,7 @@ impl Session {
     }
 
     fn entry_at(&self, seq: u64) -> Result<Entry> {
-        let record = self.store.existing_record(seq)?;
+        let record = self.store().existing_record(seq)?;
         self.entry_from(seq, &record)
     }
 
@@ -1419,12 +1529,12 @@ impl Session {
         };
         let text = |raw: Option<&str>| raw.and_then(json_text_str).map(Cow::into_owned);
         let tree_parent_id = self.id_of(record.parent_seq)?;
-        let parent_id = if self.store.state.header_version < 2 && !self.store.state.header_recovered
-        {
-            tree_parent_id.clone()
-        } else {
-            text(parent_raw)
-        };
+        let parent_id =
+            if self.store().state.header_version < 2 && !self.store().state.header_recovered {
+                tree_parent_id.clone()
+            } else {
+                text(parent_raw)
+            };
         let timestamp = text(timestamp_raw).unwrap_or_default();
         let kind = record.kind.ok_or_else(|| Error::LogChanged {
             path: self.log_path().to_path_buf(),
@@ -1448,6 +1558,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         // Best effort: an index that is not flushed is caught up by the next open. A handle
         // that appended writes everything out; one that only read, only a large catch-up.
+        self.settle_recovered();
         if self.poisoned.is_none() {
             let lag = if self.appended { Lag::Any } else { Lag::Reader };
             let _ = self.store.flush_if(self.storage.as_mut(), lag);
@@ -1459,12 +1570,13 @@ impl Drop for Session {
 pub struct TreeWalk<'a> {
     session: &'a Session,
     walk: tree::Walk,
+    /// Nodes handed out so far: a walk that meets a damaged index starts again on the rebuilt
+    /// one and skips as many (the same tree, walked in the same order).
+    yielded: u64,
 }
 
-impl Iterator for TreeWalk<'_> {
-    type Item = Result<TreeNode>;
-
-    fn next(&mut self) -> Option<Result<TreeNode>> {
+impl TreeWalk<'_> {
+    fn next_node(&mut self) -> Option<Result<TreeNode>> {
         let store = self.session.store();
         let (seq, record) = match self.walk.next(store) {
             Ok(Some(next)) => next,
@@ -1484,6 +1596,37 @@ impl Iterator for TreeWalk<'_> {
             })
         })();
         Some(node)
+    }
+
+    /// After the index was rebuilt: the walk on the new one, past the nodes already handed out.
+    fn restart(&mut self) -> Result<()> {
+        self.walk = tree::Walk::new(self.session.store())?;
+        for _ in 0..self.yielded {
+            if let Some(Err(error)) = self.next_node() {
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for TreeWalk<'_> {
+    type Item = Result<TreeNode>;
+
+    fn next(&mut self) -> Option<Result<TreeNode>> {
+        let node = match self.next_node() {
+            Some(Err(Error::Index { reason, .. })) if self.session.recover(&reason) => {
+                if let Err(error) = self.restart() {
+                    return Some(Err(error));
+                }
+                self.next_node()
+            }
+            node => node,
+        };
+        if matches!(node, Some(Ok(_))) {
+            self.yielded += 1;
+        }
+        node
     }
 }
 

@@ -61,6 +61,9 @@ pub enum ProblemKind {
     Timestamp,
     /// An answer given through the index differs from a replay of the log.
     Index,
+    /// The index was damaged (a checksum, a count or a layout check failed, or redb could not
+    /// read it) and was rebuilt from the log: the log is fine.
+    IndexDamaged,
     /// More problems were found than are reported.
     Truncated,
 }
@@ -81,6 +84,7 @@ impl ProblemKind {
             ProblemKind::CompactionFirstKept => "compactionFirstKept",
             ProblemKind::Timestamp => "timestamp",
             ProblemKind::Index => "index",
+            ProblemKind::IndexDamaged => "indexDamaged",
             ProblemKind::Truncated => "truncated",
         }
     }
@@ -161,7 +165,22 @@ fn verify_once(path: &Path, full: bool) -> Result<Report> {
         },
     )?;
     compare_index(&indexed, &replay, &scan, &mut problems)?;
+    // Comparing read the whole index: damage met on the way was rebuilt from the log (the
+    // answers compared are the rebuilt index's), and is a problem found of its own.
+    indexed.check_index()?;
     let index_state = indexed.index_state().clone();
+    if let IndexState::Rebuilt {
+        reason,
+        damaged: true,
+    } = &index_state
+    {
+        problems.push(
+            ProblemKind::IndexDamaged,
+            None,
+            None,
+            format!("index damaged ({reason}); rebuilt from the log"),
+        );
+    }
     Ok(Report {
         problems: problems.finish(),
         index_state,

@@ -206,7 +206,7 @@ fn version_7_index_is_rebuilt() {
     }
     let session = open(&path);
     assert!(
-        matches!(session.index_state(), IndexState::Rebuilt { reason } if reason.contains("schema version")),
+        matches!(session.index_state(), IndexState::Rebuilt { reason, .. } if reason.contains("schema version")),
         "{:?}",
         session.index_state()
     );

@@ -34,7 +34,7 @@ fn schema_7_sidecar_is_rebuilt_not_read() {
     .expect("oracle is JSON");
     let session = Session::open(&log, SessionOptions::default()).expect("open");
     match session.index_state() {
-        IndexState::Rebuilt { reason } => assert_eq!(reason, SCHEMA_CHANGED_REASON),
+        IndexState::Rebuilt { reason, .. } => assert_eq!(reason, SCHEMA_CHANGED_REASON),
         other => panic!("a schema-7 index must be rebuilt, not {other:?}"),
     }
     let path: Vec<Value> = session

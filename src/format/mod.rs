@@ -8,6 +8,7 @@ pub mod json_scan;
 pub mod line;
 pub mod page;
 pub mod record;
+pub mod seal;
 pub mod system_message;
 pub mod time;
 pub mod write;

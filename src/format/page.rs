@@ -48,6 +48,16 @@ mod field {
 
 /// Bytes before the descriptors: the record count and the id mode.
 const PAGE_HEAD_LEN: usize = 2;
+/// The page's seal (`format::seal`) under the table key `first_seq`: redb verifies its own
+/// page checksums only in a full integrity check, so a flipped bit would otherwise be read as
+/// a record, and a sound page found under another key (a damaged B-tree) as the wrong one.
+pub const PAGE_TRAILER_LEN: usize = super::seal::SEAL_LEN;
+const SEAL_DOMAIN: &[u8] = b"records";
+
+/// The checksum a page stored under `first_seq` with `body` before its trailer must carry.
+fn page_checksum(first_seq: u64, body: &[u8]) -> u32 {
+    super::seal::seal_of(SEAL_DOMAIN, &first_seq.to_le_bytes(), body)
+}
 const ID_MODE_HEAP: u8 = 0;
 const ID_MODE_HEX: u8 = 1;
 
@@ -188,6 +198,13 @@ impl<'a> PageView<'a> {
     /// The page stored under `first_seq` (its records are those of `first_seq ..`).
     pub fn new(first_seq: u64, bytes: &'a [u8]) -> Result<PageView<'a>, DecodeError> {
         let bad = |what: String| DecodeError(format!("record page {first_seq}: {what}"));
+        let Some(body_len) = bytes.len().checked_sub(PAGE_TRAILER_LEN) else {
+            return Err(bad(format!("{} bytes", bytes.len())));
+        };
+        let (bytes, trailer) = bytes.split_at(body_len);
+        if page_checksum(first_seq, bytes).to_le_bytes() != trailer {
+            return Err(bad("checksum mismatch".into()));
+        }
         let (Some(&[count, id_mode]), Some(descriptors)) = (
             bytes.first_chunk::<PAGE_HEAD_LEN>(),
             bytes.get(PAGE_HEAD_LEN..PAGE_HEAD_LEN + field::COUNT),
@@ -457,7 +474,7 @@ impl PageBuilder {
             let (base, width) = frame(min, max);
             len += width_of(base) + count * width;
         }
-        len + if hex_range.is_some() { 0 } else { heap_len }
+        len + if hex_range.is_some() { 0 } else { heap_len } + PAGE_TRAILER_LEN
     }
 
     /// Adds `record` if the page still takes it within [`PAGE_LEN_MAX`] and
@@ -504,7 +521,7 @@ impl PageBuilder {
             ),
         };
         let (base, width) = frame(id_range.0, id_range.1);
-        len + width_of(base) + count * width + heap_len
+        len + width_of(base) + count * width + heap_len + PAGE_TRAILER_LEN
     }
 
     fn add(&mut self, record: &Record, codes: &[u64; field::COUNT], hex: Option<u64>) {
@@ -603,6 +620,8 @@ impl PageBuilder {
         if hex_range.is_none() {
             out.extend_from_slice(&self.heap);
         }
+        let checksum = page_checksum(self.first_seq, &out);
+        out.extend_from_slice(&checksum.to_le_bytes());
         self.first_seq = self.first_seq.wrapping_add(count as u64);
         self.codes.clear();
         self.heap.clear();
@@ -648,6 +667,16 @@ mod tests {
     use super::*;
     use crate::format::record::{SEQ_NONE, TIMESTAMP_NONE};
     use proptest::prelude::*;
+
+    /// Applies `edit` to the page's bytes before its trailer, then seals it again with the
+    /// checksum of the edited bytes: how the structural checks are reached behind the sum.
+    fn resealed(first_seq: u64, page: &[u8], edit: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut body = page[..page.len() - PAGE_TRAILER_LEN].to_vec();
+        edit(&mut body);
+        let checksum = page_checksum(first_seq, &body);
+        body.extend_from_slice(&checksum.to_le_bytes());
+        body
+    }
 
     /// Where `field` of `slot` is in an encoded page, read from its descriptors as
     /// format-spec/index.md §2 lays them out.
@@ -820,12 +849,15 @@ mod tests {
             flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
             cut in any::<usize>(),
         ) {
-            let mut bytes = encode_page(7, &records);
-            for (at, value) in flips {
-                let len = bytes.len();
-                bytes[at % len] = value;
-            }
-            bytes.truncate(bytes.len() - cut % 3);
+            // Sealed again after the damage, so that the layout checks behind the checksum are
+            // what is exercised.
+            let bytes = resealed(7, &encode_page(7, &records), |bytes| {
+                for (at, value) in flips {
+                    let len = bytes.len();
+                    bytes[at % len] = value;
+                }
+                bytes.truncate(bytes.len() - cut % 3);
+            });
             if let Ok(page) = PageView::new(7, &bytes) {
                 let _ = page.decode_all();
                 for seq in 7..7 + page.len() as u64 {
@@ -857,7 +889,7 @@ mod tests {
         // The offset's base (3 bytes) and those of the fields whose spread is narrower than
         // their values: 3 + 2 + 2 + 2 + 2 + 6 + 1 + 2 + 1 + 1 + 1 + 1 + 4 = 28 at most.
         assert!(base_lens <= 28, "{base_lens}");
-        assert_eq!(bytes.len(), 16 + base_lens + 64 * 17);
+        assert_eq!(bytes.len(), 16 + base_lens + 64 * 17 + PAGE_TRAILER_LEN);
         assert_eq!(decoded(first_seq, &bytes).unwrap(), records);
     }
 
@@ -938,7 +970,40 @@ mod tests {
         ];
         let mut expected = expected.to_vec();
         expected.extend_from_slice(b"rootxy");
+        // The trailer: crc32 of the domain, the key's length and the key (the first seq), and
+        // the bytes above.
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(b"records");
+        hasher.update(&8u64.to_le_bytes());
+        hasher.update(&10u64.to_le_bytes());
+        hasher.update(&expected);
+        expected.extend_from_slice(&hasher.finalize().to_le_bytes());
         assert_eq!(bytes, expected);
+    }
+
+    /// Every single flipped bit of a page, and a page read under another first seq than its own
+    /// (a damaged B-tree handing out the wrong value), fail the checksum: damage is never read
+    /// as records.
+    #[test]
+    fn any_flipped_bit_or_other_key_fails_the_checksum() {
+        let mut records: Vec<Record> = (40..90).map(Record::pi_like_message).collect();
+        records[7].id = "a text id".into();
+        for page in [encode_page(40, &records[..20]), encode_page(40, &records)] {
+            assert!(PageView::new(40, &page).is_ok());
+            assert!(
+                PageView::new(41, &page).is_err(),
+                "stored under another key"
+            );
+            for bit in 0..page.len() * 8 {
+                let mut damaged = page.clone();
+                damaged[bit / 8] ^= 1 << (bit % 8);
+                let error = PageView::new(40, &damaged).err();
+                assert!(
+                    error.is_some_and(|error| error.0.contains("checksum")),
+                    "bit {bit}"
+                );
+            }
+        }
     }
 
     /// Truncated or foreign bytes are decode errors, never panics.
@@ -967,22 +1032,23 @@ mod tests {
             ("a width of 9", |page| page[2] = 0x09),
         ];
         for (what, damage) in errors {
-            let mut page = bytes.clone();
-            damage(&mut page);
+            let page = resealed(0, &bytes, damage);
             assert!(PageView::new(0, &page).is_err(), "{what}");
         }
         // An id end out of order in the middle of the heap: the page opens (that check is the
         // last id's only), and reading that record's id is the error.
-        let mut bad_end = bytes.clone();
-        let at = field_at(&bad_end, 1, field::ID);
-        bad_end[at] = 0xff;
+        let bad_end = resealed(0, &bytes, |page| {
+            let at = field_at(page, 1, field::ID);
+            page[at] = 0xff;
+        });
         let page = PageView::new(0, &bad_end).expect("the last id still ends the heap");
         assert!(page.get(1).is_some_and(|record| record.id().is_err()));
         assert!(page.get(2).is_some_and(|record| record.id().is_err()));
         assert!(page.decode_all().is_err());
-        let mut bad_utf8 = bytes.clone();
-        let last = bad_utf8.len() - 1;
-        bad_utf8[last] = 0xff;
+        let bad_utf8 = resealed(0, &bytes, |page| {
+            let last = page.len() - 1;
+            page[last] = 0xff;
+        });
         let page = PageView::new(0, &bad_utf8).expect("the layout is intact");
         assert!(page.get(2).is_some_and(|record| record.id().is_err()));
         assert!(page.decode_all().is_err());
@@ -1010,13 +1076,14 @@ mod tests {
             );
             codes[field] = kept;
         }
-        let mut page = encode_page(0, &[Record::pi_like_message(1)]);
         // A one-record page of hex ids stores the id as its base, with width 0: a base of
         // 5 bytes names a value past 32 bits.
         let id_descriptor = 2 + field::ID;
-        assert_eq!(page[id_descriptor], 0x40);
-        page[id_descriptor] = 0x50;
-        page.push(1);
+        let page = resealed(0, &encode_page(0, &[Record::pi_like_message(1)]), |page| {
+            assert_eq!(page[id_descriptor], 0x40);
+            page[id_descriptor] = 0x50;
+            page.push(1);
+        });
         let view = PageView::new(0, &page).expect("the layout is intact");
         assert!(view.get(0).is_some_and(|record| record.id().is_err()));
     }

@@ -4,14 +4,17 @@
 //! unknown code is an error, which makes the whole index untrusted and rebuilt.
 
 use super::line::{EntryKind, KIND_CODE_END};
+use super::seal::{SEAL_LEN, seal, unseal};
 
 /// "No entry" in a sequence-number field.
 pub const SEQ_NONE: u64 = u64::MAX;
 /// "No timestamp" (absent or not a date) in a millisecond field.
 pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
-pub const SNAPSHOT_LEN: usize = 128;
-pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8;
+/// Stored lengths of the `meta` values, each sealed (`format::seal`) under its key.
+pub const SNAPSHOT_LEN: usize = 128 + SEAL_LEN;
+pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8 + 8 * 3 + SEAL_LEN;
+const META_DOMAIN: &[u8] = b"meta";
 
 /// Why a stored value could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,8 +158,8 @@ impl Snapshot {
         out.extend_from_slice(&self.tail_block_start_bytes.to_le_bytes());
         out.extend_from_slice(&self.tail_hash);
         out.extend_from_slice(&self.observed_len_bytes.to_le_bytes());
-        out.resize(SNAPSHOT_LEN, 0);
-        out
+        out.resize(SNAPSHOT_LEN - SEAL_LEN, 0);
+        seal(META_DOMAIN, b"snapshot", out)
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Snapshot, DecodeError> {
@@ -166,6 +169,7 @@ impl Snapshot {
                 bytes.len()
             )));
         }
+        let bytes = unseal(META_DOMAIN, b"snapshot", bytes, || "snapshot".into())?;
         let mut reader = Reader { bytes, at: 0 };
         Ok(Snapshot {
             indexed_len_bytes: reader.u64(),
@@ -199,6 +203,18 @@ pub struct State {
     pub kind_counts: [u64; KIND_CODE_END],
     pub header_version: u32,
     pub header_recovered: bool,
+}
+
+/// How many keys the `children`, `labels` and `id-collisions` tables hold, stored in the state
+/// value beside the [`State`] committed with them: those tables are read whole and checked
+/// against these counts, so that a key lost to damage is noticed (format-spec/index.md,
+/// "Checksums"). They describe committed tables, not the log, so they live apart from the
+/// in-memory state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoredCounts {
+    pub children: u64,
+    pub labels: u64,
+    pub id_collisions: u64,
 }
 
 impl State {
@@ -269,7 +285,9 @@ impl Default for State {
 }
 
 impl State {
-    pub fn encode(&self) -> Vec<u8> {
+    /// The stored state value: this state, then the key counts of the tables committed with
+    /// it, sealed.
+    pub fn encode(&self, counts: StoredCounts) -> Vec<u8> {
         let mut out = Vec::with_capacity(STATE_LEN);
         for value in [
             self.leaf_seq,
@@ -287,17 +305,22 @@ impl State {
         out.extend_from_slice(&self.header_version.to_le_bytes());
         out.push(u8::from(self.header_recovered));
         out.extend_from_slice(&[0; 3]);
+        for count in [counts.children, counts.labels, counts.id_collisions] {
+            out.extend_from_slice(&count.to_le_bytes());
+        }
+        let out = seal(META_DOMAIN, b"state", out);
         debug_assert_eq!(out.len(), STATE_LEN);
         out
     }
 
-    pub fn decode(bytes: &[u8]) -> Result<State, DecodeError> {
+    pub fn decode(bytes: &[u8]) -> Result<(State, StoredCounts), DecodeError> {
         if bytes.len() != STATE_LEN {
             return Err(DecodeError(format!(
                 "state of {} bytes, expected {STATE_LEN}",
                 bytes.len()
             )));
         }
+        let bytes = unseal(META_DOMAIN, b"state", bytes, || "state".into())?;
         let mut reader = Reader { bytes, at: 0 };
         let mut state = State {
             leaf_seq: reader.u64(),
@@ -317,7 +340,15 @@ impl State {
             1 => true,
             other => return Err(DecodeError(format!("header_recovered flag {other}"))),
         };
-        Ok(state)
+        if reader.take::<3>() != [0; 3] {
+            return Err(DecodeError("state padding is not zero".into()));
+        }
+        let counts = StoredCounts {
+            children: reader.u64(),
+            labels: reader.u64(),
+            id_collisions: reader.u64(),
+        };
+        Ok((state, counts))
     }
 }
 
@@ -387,7 +418,7 @@ impl Reader<'_> {
 }
 
 const _: () = assert!(
-    SNAPSHOT_LEN >= 8 * 6 + 32 + 8 + 32 + 8,
+    SNAPSHOT_LEN - SEAL_LEN >= 8 * 6 + 32 + 8 + 32 + 8,
     "the snapshot fields fit its fixed length"
 );
 
@@ -473,7 +504,28 @@ mod tests {
             header_recovered: true,
             ..State::default()
         };
-        assert_eq!(State::decode(&state.encode()), Ok(state));
+        let counts = StoredCounts {
+            children: 5,
+            labels: 6,
+            id_collisions: 7,
+        };
+        assert_eq!(
+            State::decode(&state.encode(counts)),
+            Ok((state.clone(), counts))
+        );
+        // Sealed: any flipped bit is an error.
+        let bytes = state.encode(counts);
+        for bit in 0..bytes.len() * 8 {
+            let mut damaged = bytes.clone();
+            damaged[bit / 8] ^= 1 << (bit % 8);
+            assert!(State::decode(&damaged).is_err(), "bit {bit}");
+        }
+        let snapshot = Snapshot::default().encode();
+        for bit in 0..snapshot.len() * 8 {
+            let mut damaged = snapshot.clone();
+            damaged[bit / 8] ^= 1 << (bit % 8);
+            assert!(Snapshot::decode(&damaged).is_err(), "bit {bit}");
+        }
         let label = LabelValue {
             label: "l".into(),
             timestamp: "t".into(),

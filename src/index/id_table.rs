@@ -31,9 +31,6 @@ const RECENT_SHARE_MAX: u64 = 8;
 /// ... and more than this many pages (small logs drain rarely and cheaply).
 const RECENT_PAGES_MIN: u64 = 32;
 
-/// Ids whose key another id holds in `ids` or `ids-recent` (almost always empty).
-pub(crate) const ID_COLLISIONS: TableDefinition<&str, u64> = TableDefinition::new("id-collisions");
-
 type IdResult<T> = std::result::Result<T, String>;
 
 fn decode(page_key: u64, bytes: &[u8]) -> IdResult<IdPageView<'_>> {
@@ -270,6 +267,11 @@ fn for_each_entry(
         }
     }
     Ok(())
+}
+
+/// Reads every page of a paged id table and checks it as [`for_each_entry`] does (any seq).
+pub(crate) fn check_pages(table: &impl ReadableTable<u64, &'static [u8]>) -> IdResult<()> {
+    for_each_entry(table, u64::MAX, |_| Ok(()))
 }
 
 /// Every entry of a paged id table in key order, checked as by [`for_each_entry`].

@@ -10,6 +10,7 @@ mod apply;
 mod hashing;
 mod id_table;
 mod parallel;
+mod small_tables;
 mod store;
 mod writeback;
 

@@ -1,7 +1,7 @@
 //! The index store: redb tables plus an overlay of entries not yet written to them.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
@@ -12,29 +12,30 @@ use redb::{
 
 use super::apply::classify_bytes;
 use super::hashing::{PrefixHasher, block_hash};
-use super::id_table::{self, ID_COLLISIONS, IDS, IDS_RECENT};
+use super::id_table::{self, IDS, IDS_RECENT};
 use super::parallel::{Tuning, catch_up_parallel};
+use super::small_tables::{self, CHILDREN, ID_COLLISIONS, LABELS, SmallWriter};
 use super::writeback::Writeback;
 use crate::error::{Error, Result};
 use crate::format::id_index::{id_key, is_exact_key, merge_sorted_runs};
 use crate::format::line::{FieldSpans, Line, is_complete_last_line};
 use crate::format::page::{PageBuilder, PageView, RecordRef};
-use crate::format::record::{DecodeError, LabelValue, Record, SEQ_NONE, Snapshot, State};
+use crate::format::record::{
+    DecodeError, LabelValue, Record, SEQ_NONE, Snapshot, State, StoredCounts,
+};
 use crate::limits::{FLUSH_BYTES_MAX, FLUSH_ENTRIES_MAX, HASH_BLOCK_LEN};
 use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes, or the rules that derive records from lines
 /// (format-spec/index.md §6); an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The rebuild reason ([`IndexState::Rebuilt`]) of an index of another schema version.
 pub const SCHEMA_CHANGED_REASON: &str = "index schema version differs";
 const SCHEMA_MAGIC: &[u8; 12] = b"treelog-idx\0";
 
 pub(crate) const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
-pub(crate) const CHILDREN: TableDefinition<(u64, u64), ()> = TableDefinition::new("children");
-pub(crate) const LABELS: TableDefinition<&str, &[u8]> = TableDefinition::new("labels");
 pub(crate) const BLOCKS: TableDefinition<u64, &[u8]> = TableDefinition::new("blocks");
 pub(crate) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 
@@ -81,10 +82,38 @@ pub enum IndexState {
     /// The index was valid for a prefix; the lines after it were read.
     CaughtUp { bytes: u64, lines: u64 },
     /// The index was missing or could not be trusted, and was rebuilt by replaying the log.
-    Rebuilt { reason: String },
+    /// `damaged`: the sidecar itself was damaged (a checksum, a count or a layout check failed,
+    /// or redb could not read it), as opposed to missing, of another version, or describing
+    /// other log bytes.
+    Rebuilt { reason: String, damaged: bool },
     /// No sidecar is used (an in-memory session, or one that could not be written): the log
     /// was replayed into memory.
     Unindexed { reason: String },
+}
+
+/// Why an index is not used as it is, found when it is opened (format-spec/index.md §3).
+pub(crate) struct Doubt {
+    pub reason: String,
+    /// The sidecar is damaged, not merely out of date (see [`IndexState::Rebuilt`]).
+    pub damaged: bool,
+}
+
+impl Doubt {
+    fn damaged(reason: impl Into<String>) -> Doubt {
+        Doubt {
+            reason: reason.into(),
+            damaged: true,
+        }
+    }
+
+    /// The index is sound but does not describe this log (another session, bytes rewritten
+    /// behind its back), or is missing or of another version.
+    fn stale(reason: impl Into<String>) -> Doubt {
+        Doubt {
+            reason: reason.into(),
+            damaged: false,
+        }
+    }
 }
 
 /// Open read tables of the last committed index state.
@@ -92,9 +121,16 @@ struct ReadTables {
     records: ReadOnlyTable<u64, &'static [u8]>,
     ids: ReadOnlyTable<u64, &'static [u8]>,
     ids_recent: ReadOnlyTable<u64, &'static [u8]>,
-    id_collisions: ReadOnlyTable<&'static str, u64>,
-    children: ReadOnlyTable<(u64, u64), ()>,
+    id_collisions: ReadOnlyTable<&'static str, &'static [u8]>,
+    children: ReadOnlyTable<(u64, u64), u32>,
     labels: ReadOnlyTable<&'static str, &'static [u8]>,
+    /// The key counts of the state committed with these tables (read in the same
+    /// transaction): the small tables are checked against them when they are read whole.
+    counts: StoredCounts,
+    /// The small tables, read whole and checked on first use (`small_tables.rs`).
+    loaded_children: OnceCell<FastMap<u64, Vec<u64>>>,
+    loaded_labels: OnceCell<BTreeMap<String, LabelValue>>,
+    loaded_id_collisions: OnceCell<HashMap<String, u64>>,
 }
 
 /// How many consecutive 8-hex ids [`Store::reserved_entry_id`] reserves at once: more than an
@@ -247,6 +283,25 @@ impl Hop<'_> {
     }
 }
 
+/// A block hash as stored: sealed under its block index (`format::seal`).
+fn seal_block(index: u64, hash: &[u8; 32]) -> Vec<u8> {
+    crate::format::seal::seal(b"blocks", &index.to_le_bytes(), hash.to_vec())
+}
+
+fn unseal_block(index: u64, stored: &[u8]) -> std::result::Result<&[u8], DecodeError> {
+    crate::format::seal::unseal(b"blocks", &index.to_le_bytes(), stored, || {
+        format!("the hash of block {index}")
+    })
+}
+
+/// The reason an [`Error::Index`] carries, without its path; other errors as they print.
+fn error_reason(error: &Error) -> String {
+    match error {
+        Error::Index { reason, .. } => reason.clone(),
+        other => other.to_string(),
+    }
+}
+
 fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
     Error::Index {
         path: path.to_path_buf(),
@@ -309,9 +364,9 @@ impl Store {
         let mut store = Store::in_memory(storage.path());
         store.sidecar_path = Some(sidecar_path.to_path_buf());
         let rebuild_reason = if force_rebuild {
-            Some("rebuild requested".to_string())
+            Some(Doubt::stale("rebuild requested"))
         } else if !sidecar_path.exists() {
-            Some("no index yet".to_string())
+            Some(Doubt::stale("no index yet"))
         } else {
             // A full check also verifies every page of the index against redb's checksums: a
             // quick open trusts the pages, so a flipped bit there can change an answer.
@@ -327,16 +382,17 @@ impl Store {
                 })
             };
             match opened {
-                Err(error) => Some(format!("sidecar cannot be opened as an index: {error}")),
+                Err(error) => Some(Doubt::damaged(format!(
+                    "the sidecar cannot be opened as an index: {}",
+                    error_reason(&error)
+                ))),
                 Ok(db) => {
                     store.db = Some(db);
                     match guarded(sidecar_path, || store.load_and_check(storage, verify)) {
                         Ok(Ok(())) => None,
                         Ok(Err(reason)) => Some(reason),
                         // The index itself failed to read (corrupt pages, a redb panic).
-                        Err(Error::Index { reason, .. }) => {
-                            Some(format!("index unreadable: {reason}"))
-                        }
+                        Err(Error::Index { reason, .. }) => Some(Doubt::damaged(reason)),
                         Err(error) => return Err(error),
                     }
                 }
@@ -368,23 +424,21 @@ impl Store {
                         lines: store.next_seq - seq_before,
                     })
                 }
-                Err(Error::Index { reason, .. }) => {
-                    rebuild_reason = Some(format!("index unusable while catching up: {reason}"))
-                }
+                Err(Error::Index { reason, .. }) => rebuild_reason = Some(Doubt::damaged(reason)),
                 Err(error) => return Err(error),
             }
         }
         let state = match (kept_state, rebuild_reason) {
             (Some(state), _) => state,
             (None, None) => unreachable!("an index is either kept or has a reason to be rebuilt"),
-            (None, Some(reason)) => {
+            (None, Some(Doubt { reason, damaged })) => {
                 store.db = None;
                 store.tables = None;
                 if let Err(error) = store.rebuild(storage, sidecar_path) {
                     let reason = format!("{reason}; the index could not be rebuilt: {error}");
                     return Store::in_memory(storage.path()).replay_unindexed(storage, reason);
                 }
-                IndexState::Rebuilt { reason }
+                IndexState::Rebuilt { reason, damaged }
             }
         };
         Ok((store, state))
@@ -475,7 +529,7 @@ impl Store {
         &mut self,
         storage: &dyn LogStorage,
         verify: Verify,
-    ) -> Result<Result<(), String>> {
+    ) -> Result<Result<(), Doubt>> {
         let path = self.sidecar_path.clone().unwrap_or_default();
         let db = self
             .db
@@ -484,8 +538,14 @@ impl Store {
         let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
         let meta = match txn.open_table(META) {
             Ok(meta) => meta,
-            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Err("no index yet".into())),
-            Err(error) => return Ok(Err(format!("unreadable meta table: {error}"))),
+            Err(redb::TableError::TableDoesNotExist(_)) => {
+                return Ok(Err(Doubt::stale("no index yet")));
+            }
+            Err(error) => {
+                return Ok(Err(Doubt::damaged(format!(
+                    "the meta table is unreadable: {error}"
+                ))));
+            }
         };
         let get = |key: &str| -> Result<Option<Vec<u8>>> {
             Ok(meta
@@ -498,23 +558,24 @@ impl Store {
         match get(META_SCHEMA)? {
             Some(schema) if schema == expected_schema => {}
             Some(schema) if schema.starts_with(SCHEMA_MAGIC) => {
-                return Ok(Err(SCHEMA_CHANGED_REASON.into()));
+                return Ok(Err(Doubt::stale(SCHEMA_CHANGED_REASON)));
             }
-            Some(_) => return Ok(Err("foreign index (unknown schema tag)".into())),
-            None => return Ok(Err("foreign or empty index (no schema tag)".into())),
+            Some(_) => return Ok(Err(Doubt::damaged("unknown schema tag"))),
+            None => return Ok(Err(Doubt::damaged("no schema tag"))),
         }
         let snapshot = match get(META_SNAPSHOT)?.map(|bytes| Snapshot::decode(&bytes)) {
             Some(Ok(snapshot)) => snapshot,
-            Some(Err(error)) => return Ok(Err(format!("corrupt snapshot: {}", error.0))),
-            None => return Ok(Err("index has no snapshot".into())),
+            Some(Err(error)) => return Ok(Err(Doubt::damaged(error.0))),
+            None => return Ok(Err(Doubt::damaged("the index has no snapshot"))),
         };
         let state = match get(META_STATE)?.map(|bytes| State::decode(&bytes)) {
-            Some(Ok(state)) => state,
-            Some(Err(error)) => return Ok(Err(format!("corrupt state: {}", error.0))),
-            None => return Ok(Err("index has no state".into())),
+            // The counts are read with the tables they describe (`read_tables`).
+            Some(Ok((state, _counts))) => state,
+            Some(Err(error)) => return Ok(Err(Doubt::damaged(error.0))),
+            None => return Ok(Err(Doubt::damaged("the index has no state"))),
         };
         if let Some(reason) = state.inconsistency(snapshot.next_seq, snapshot.indexed_len_bytes) {
-            return Ok(Err(format!("inconsistent state: {reason}")));
+            return Ok(Err(Doubt::damaged(format!("inconsistent state: {reason}"))));
         }
         drop(meta);
         drop(txn);
@@ -523,16 +584,16 @@ impl Store {
             .identity()
             .map_err(|e| Error::io(storage.path(), "stat", e))?;
         if identity.len_bytes < snapshot.indexed_len_bytes {
-            return Ok(Err(format!(
+            return Ok(Err(Doubt::stale(format!(
                 "log is shorter ({} bytes) than the indexed prefix ({} bytes)",
                 identity.len_bytes, snapshot.indexed_len_bytes
-            )));
+            ))));
         }
         if snapshot.tail_block_start_bytes % HASH_BLOCK_LEN != 0
             || snapshot.tail_block_start_bytes > snapshot.indexed_len_bytes
             || snapshot.indexed_len_bytes - snapshot.tail_block_start_bytes > HASH_BLOCK_LEN
         {
-            return Ok(Err("corrupt snapshot: tail block out of range".into()));
+            return Ok(Err(Doubt::damaged("snapshot: tail block out of range")));
         }
         // The first line: a different header means a different session.
         if state.header_offset_bytes != SEQ_NONE {
@@ -540,20 +601,22 @@ impl Store {
                 .header_offset_bytes
                 .checked_add(state.header_len_bytes)
             else {
-                return Ok(Err("corrupt state: header range overflows".into()));
+                return Ok(Err(Doubt::damaged("state: header range overflows")));
             };
             if header_end > snapshot.indexed_len_bytes
                 || state.header_len_bytes > crate::limits::LINE_LEN_MAX as u64
             {
-                return Ok(Err(
-                    "corrupt state: header range outside the indexed prefix".into(),
-                ));
+                return Ok(Err(Doubt::damaged(
+                    "state: header range outside the indexed prefix",
+                )));
             }
             let mut header = vec![0; state.header_len_bytes as usize];
             read_exact_at(storage, state.header_offset_bytes, &mut header)
                 .map_err(|e| Error::io(storage.path(), "read", e))?;
             if block_hash(&header) != snapshot.first_line_hash {
-                return Ok(Err("the log's first line differs from the indexed one (another session or a rewritten header)".into()));
+                return Ok(Err(Doubt::stale(
+                    "the log's first line differs from the indexed one (another session or a rewritten header)",
+                )));
             }
         }
         // The last, partial block: catches rewrites and truncate-then-append near the end.
@@ -562,10 +625,10 @@ impl Store {
         read_exact_at(storage, snapshot.tail_block_start_bytes, &mut tail)
             .map_err(|e| Error::io(storage.path(), "read", e))?;
         if block_hash(&tail) != snapshot.tail_hash {
-            return Ok(Err(format!(
+            return Ok(Err(Doubt::stale(format!(
                 "the log's bytes {}..{} differ from the indexed ones (rewritten behind the index's back)",
                 snapshot.tail_block_start_bytes, snapshot.indexed_len_bytes
-            )));
+            ))));
         }
         // A committed prefix ends just after a `\n`: a last line without one is never written
         // (it could still change), so anything else is damage.
@@ -580,9 +643,9 @@ impl Store {
             (None, None) => None,
         };
         if last_byte.is_some_and(|byte| byte != b'\n') {
-            return Ok(Err(
-                "corrupt snapshot: the indexed prefix does not end at a line end".into(),
-            ));
+            return Ok(Err(Doubt::damaged(
+                "snapshot: the indexed prefix does not end at a line end",
+            )));
         }
         let same_file = identity.device == snapshot.device && identity.inode == snapshot.inode;
         let untouched = identity.modified_ns == snapshot.modified_ns
@@ -594,7 +657,7 @@ impl Store {
         // that the next open does not hash the whole log again.
         self.identity_outdated = (!same_file || rewritten_in_place) && verify != Verify::Full
             || (verify == Verify::Full && (!same_file || !untouched));
-        if full_check && let Err(reason) = self.verify_blocks(storage, &snapshot)? {
+        if full_check && let Err(doubt) = self.verify_blocks(storage, &snapshot)? {
             let why = if verify == Verify::Full {
                 "full check"
             } else if !same_file {
@@ -602,7 +665,10 @@ impl Store {
             } else {
                 "the log was modified without growing"
             };
-            return Ok(Err(format!("{why}: {reason}")));
+            return Ok(Err(Doubt {
+                reason: format!("{why}: {}", doubt.reason),
+                ..doubt
+            }));
         }
         // A full check that passed for a moved or touched log re-records its identity, so that
         // the next open does not hash the whole log again.
@@ -619,8 +685,9 @@ impl Store {
             ..Overlay::default()
         };
         self.refresh_tables()?;
+        // The tail block matched: a last record that does not describe its line is damage.
         if let Some(reason) = self.last_record_mismatch(storage, &tail)? {
-            return Ok(Err(reason));
+            return Ok(Err(Doubt::damaged(reason)));
         }
         if self.state.header_version < crate::format::CURRENT_VERSION {
             self.legacy_session_id = self.header_session_id(storage)?;
@@ -709,11 +776,13 @@ impl Store {
     }
 
     /// Re-hashes every full block of the indexed prefix and compares it with the stored hash.
+    /// A stored hash that fails its seal, or is missing, is damage; a sound one that differs
+    /// means the log changed.
     fn verify_blocks(
         &self,
         storage: &dyn LogStorage,
         snapshot: &Snapshot,
-    ) -> Result<Result<(), String>> {
+    ) -> Result<Result<(), Doubt>> {
         let path = self.sidecar_path.clone().unwrap_or_default();
         let db = self
             .db
@@ -722,7 +791,11 @@ impl Store {
         let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
         let blocks = match txn.open_table(BLOCKS) {
             Ok(blocks) => blocks,
-            Err(error) => return Ok(Err(format!("unreadable block table: {error}"))),
+            Err(error) => {
+                return Ok(Err(Doubt::damaged(format!(
+                    "the block table is unreadable: {error}"
+                ))));
+            }
         };
         let mut buf = vec![0; HASH_BLOCK_LEN as usize];
         let block_count = snapshot.tail_block_start_bytes / HASH_BLOCK_LEN;
@@ -730,12 +803,19 @@ impl Store {
             read_exact_at(storage, index * HASH_BLOCK_LEN, &mut buf)
                 .map_err(|e| Error::io(storage.path(), "read", e))?;
             let stored = blocks.get(index).map_err(|e| index_error(&path, e))?;
-            if stored.as_ref().map(|value| value.value()) != Some(&block_hash(&buf)[..]) {
-                return Ok(Err(format!(
+            let Some(stored) = stored else {
+                return Ok(Err(Doubt::damaged(format!("block {index} has no hash"))));
+            };
+            let hash = match unseal_block(index, stored.value()) {
+                Ok(hash) => hash,
+                Err(error) => return Ok(Err(Doubt::damaged(error.0))),
+            };
+            if *hash != block_hash(&buf)[..] {
+                return Ok(Err(Doubt::stale(format!(
                     "bytes {}..{} differ from the indexed ones",
                     index * HASH_BLOCK_LEN,
                     (index + 1) * HASH_BLOCK_LEN
-                )));
+                ))));
             }
         }
         Ok(Ok(()))
@@ -782,8 +862,11 @@ impl Store {
                 .map_err(|e| index_error(&path, e))?;
             meta.insert(META_SNAPSHOT, fresh.committed.encode().as_slice())
                 .map_err(|e| index_error(&path, e))?;
-            meta.insert(META_STATE, fresh.state.encode().as_slice())
-                .map_err(|e| index_error(&path, e))?;
+            meta.insert(
+                META_STATE,
+                fresh.state.encode(StoredCounts::default()).as_slice(),
+            )
+            .map_err(|e| index_error(&path, e))?;
             for table in [RECORDS, BLOCKS] {
                 txn.open_table(table).map_err(|e| index_error(&path, e))?;
             }
@@ -828,7 +911,21 @@ impl Store {
             return Err(index_error(&path, "test: reading the tables fails"));
         }
         let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
+        let counts = {
+            let meta = txn.open_table(META).map_err(|e| index_error(&path, e))?;
+            let state = meta
+                .get(META_STATE)
+                .map_err(|e| index_error(&path, e))?
+                .ok_or_else(|| index_error(&path, "the index has no state"))?;
+            State::decode(state.value())
+                .map_err(|error| index_error(&path, error.0))?
+                .1
+        };
         Ok(Some(ReadTables {
+            counts,
+            loaded_children: OnceCell::new(),
+            loaded_labels: OnceCell::new(),
+            loaded_id_collisions: OnceCell::new(),
             records: txn.open_table(RECORDS).map_err(|e| index_error(&path, e))?,
             ids: txn.open_table(IDS).map_err(|e| index_error(&path, e))?,
             ids_recent: txn
@@ -1231,15 +1328,28 @@ impl Store {
         // handle goes on reading the state its overlay extends (a newer state would overlap
         // the overlay and list its records twice).
         let tables = self.tables.take();
-        let mut txn = db.begin_write().map_err(|e| index_error(path, e))?;
-        if self.build_mode {
-            txn.set_durability(redb::Durability::None)
-                .map_err(|e| index_error(path, e))?;
-        }
-        let on_disk = {
-            let meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
-            let value = meta.get(META_SNAPSHOT).map_err(|e| index_error(path, e))?;
-            value.map(|value| Snapshot::decode(value.value()))
+        // Every early return below gives the tables back: without them the handle would answer
+        // as if the index were empty ("record N is missing"; found by the soak test, where a
+        // write transaction failed to begin while other processes wrote).
+        let begun = (|| {
+            let mut txn = db.begin_write().map_err(|e| index_error(path, e))?;
+            if self.build_mode {
+                txn.set_durability(redb::Durability::None)
+                    .map_err(|e| index_error(path, e))?;
+            }
+            let on_disk = {
+                let meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
+                let value = meta.get(META_SNAPSHOT).map_err(|e| index_error(path, e))?;
+                value.map(|value| Snapshot::decode(value.value()))
+            };
+            Ok((txn, on_disk))
+        })();
+        let (txn, on_disk) = match begun {
+            Ok(begun) => begun,
+            Err(error) => {
+                self.tables = tables;
+                return Err(error);
+            }
         };
         // Where this flush starts writing records: after what the index already holds.
         let write_from = match on_disk {
@@ -1257,8 +1367,8 @@ impl Store {
                 disk.next_seq
             }
             _ => {
-                txn.abort().map_err(|e| index_error(path, e))?;
                 self.tables = tables;
+                txn.abort().map_err(|e| index_error(path, e))?;
                 return Ok(());
             }
         };
@@ -1332,17 +1442,26 @@ impl Store {
                     }
                     .map_err(|e| index_error(path, e))?;
                 }
-                let mut collisions = txn
-                    .open_table(ID_COLLISIONS)
-                    .map_err(|e| index_error(path, e))?;
+                // The small tables' counts move from those of the state on disk (whoever wrote
+                // it), by what this flush adds or removes (`small_tables.rs`).
+                let disk_counts = {
+                    let meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
+                    let state = meta.get(META_STATE).map_err(|e| index_error(path, e))?;
+                    match state.map(|state| State::decode(state.value())) {
+                        Some(Ok((_, counts))) => counts,
+                        Some(Err(error)) => return Err(index_error(path, error.0)),
+                        None => return Err(index_error(path, "the index has no state")),
+                    }
+                };
+                let mut small =
+                    SmallWriter::open(&txn, disk_counts).map_err(|e| index_error(path, e))?;
                 for (id, seq) in &self.overlay.id_collisions {
                     if *seq >= write_from {
-                        collisions
-                            .insert(id.as_str(), *seq)
+                        small
+                            .add_id_collision(id, *seq)
                             .map_err(|e| index_error(path, e))?;
                     }
                 }
-                let mut children = txn.open_table(CHILDREN).map_err(|e| index_error(path, e))?;
                 let mut pairs: Vec<(u64, u64)> = self
                     .overlay
                     .children
@@ -1351,31 +1470,28 @@ impl Store {
                     .filter(|(_, kid)| *kid >= write_from)
                     .collect();
                 pairs.sort_unstable();
-                for pair in pairs {
-                    children
-                        .insert(pair, ())
+                for (parent, child) in pairs {
+                    small
+                        .add_child(parent, child)
                         .map_err(|e| index_error(path, e))?;
                 }
-                let mut labels = txn.open_table(LABELS).map_err(|e| index_error(path, e))?;
                 for (target, value) in &self.overlay.labels {
-                    match value {
-                        Some(value) => labels
-                            .insert(target.as_str(), value.encode().as_slice())
-                            .map(drop),
-                        None => labels.remove(target.as_str()).map(drop),
-                    }
-                    .map_err(|e| index_error(path, e))?;
+                    small
+                        .set_label(target, value.as_ref())
+                        .map_err(|e| index_error(path, e))?;
                 }
+                let counts = small.counts;
+                drop(small);
                 let mut blocks = txn.open_table(BLOCKS).map_err(|e| index_error(path, e))?;
                 for (index, hash) in self.hasher.finished() {
                     blocks
-                        .insert(*index, &hash[..])
+                        .insert(*index, seal_block(*index, hash).as_slice())
                         .map_err(|e| index_error(path, e))?;
                 }
                 let mut meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
                 meta.insert(META_SNAPSHOT, snapshot.encode().as_slice())
                     .map_err(|e| index_error(path, e))?;
-                meta.insert(META_STATE, self.state.encode().as_slice())
+                meta.insert(META_STATE, self.state.encode(counts).as_slice())
                     .map_err(|e| index_error(path, e))?;
             }
             txn.commit().map_err(|e| index_error(path, e))?;
@@ -1483,13 +1599,17 @@ impl Store {
                 .get((seq - self.overlay.base_seq) as usize)
                 .cloned());
         }
+        // Every seq below the overlay's is in a stored page: one that is not was lost to
+        // damage, never absent.
+        let missing = || self.read_error(format!("record {seq} is missing"));
         let Some((first, value)) = self.stored_page(seq)? else {
-            return Ok(None);
+            return Err(missing());
         };
         let page = PageView::new(first, value.value()).map_err(|error| self.read_error(error.0))?;
         page.get(seq)
-            .map(|record| record.decode())
-            .transpose()
+            .ok_or_else(missing)?
+            .decode()
+            .map(Some)
             .map_err(|error| self.read_error(error.0))
     }
 
@@ -1583,6 +1703,7 @@ impl Store {
         let mut wanted = seq;
         let mut pages = None;
         let mut skipped = 0;
+        let mut fresh_range = false;
         let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
         let step = |wanted: u64, parent: u64| -> Result<Option<u64>> {
             if wanted == stop_seq || parent == SEQ_NONE {
@@ -1621,14 +1742,24 @@ impl Store {
                             .map_err(|e| self.read_error(e))?,
                     );
                     skipped = 0;
+                    fresh_range = true;
                     continue;
                 };
                 let (key, value) = range
                     .next_back()
                     .ok_or_else(|| missing(wanted))?
                     .map_err(|e| self.read_error(e))?;
+                // A range just started at `wanted` hands out no key above it, unless redb's
+                // B-tree is damaged: restarting it would loop forever.
+                let first_of_range = std::mem::replace(&mut fresh_range, false);
                 if key.value() <= wanted {
                     break (key.value(), value);
+                }
+                if first_of_range {
+                    return Err(self.read_error(format!(
+                        "the records table answers page {} for record {wanted}",
+                        key.value()
+                    )));
                 }
                 skipped += 1;
                 if skipped > PAGES_SKIPPED_MAX {
@@ -1700,11 +1831,10 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
-        Ok(tables
-            .id_collisions
-            .get(id)
-            .map_err(|e| self.read_error(e))?
-            .map(|value| value.value()))
+        let collisions = self.small_table(&tables.loaded_id_collisions, || {
+            small_tables::load_id_collisions(&tables.id_collisions, tables.counts.id_collisions)
+        })?;
+        Ok(collisions.get(id).copied())
     }
 
     /// A new 8-hex entry id that no indexed line holds and `taken` does not refuse, or `None`
@@ -1827,21 +1957,21 @@ impl Store {
             }
         }
         if let Some(tables) = &self.tables {
-            for item in tables
-                .children
-                .range((parent_seq, 0)..=(parent_seq, u64::MAX))
-                .map_err(|e| self.read_error(e))?
-            {
-                let (key, _) = item.map_err(|e| self.read_error(e))?;
-                let child = key.value().1;
+            let listed = self.small_table(&tables.loaded_children, || {
+                small_tables::load_children(&tables.children, tables.counts.children)
+            })?;
+            for &child in listed.get(&parent_seq).map_or(&[][..], Vec::as_slice) {
                 // The next-line child is never stored (format-spec/index.md): listed, it would
-                // be walked twice. Only a damaged index lists it.
+                // be walked twice. Only a damaged index lists it. Tables committed by another
+                // handle after this one's view may list later children: the overlay has them.
                 if parent_seq != SEQ_NONE && child == parent_seq.saturating_add(1) {
                     return Err(self.read_error(format!(
                         "the children table lists record {child}, the next line after its parent"
                     )));
                 }
-                kids.push(child);
+                if child < self.overlay.base_seq {
+                    kids.push(child);
+                }
             }
         }
         if let Some(more) = self.overlay.children.get(&parent_seq) {
@@ -1861,16 +1991,30 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
-        match tables
-            .labels
-            .get(target_id)
-            .map_err(|e| self.read_error(e))?
-        {
-            Some(value) => LabelValue::decode(value.value())
-                .map(Some)
-                .map_err(|error| self.read_error(error.0)),
-            None => Ok(None),
+        Ok(self.stored_labels(tables)?.get(target_id).cloned())
+    }
+
+    /// The committed labels, read whole and checked once per committed state.
+    fn stored_labels<'t>(
+        &self,
+        tables: &'t ReadTables,
+    ) -> Result<&'t BTreeMap<String, LabelValue>> {
+        self.small_table(&tables.loaded_labels, || {
+            small_tables::load_labels(&tables.labels, tables.counts.labels)
+        })
+    }
+
+    /// A small table of `tables`, loaded by `load` on first use.
+    fn small_table<'t, T>(
+        &self,
+        cell: &'t OnceCell<T>,
+        load: impl FnOnce() -> std::result::Result<T, String>,
+    ) -> Result<&'t T> {
+        if let Some(loaded) = cell.get() {
+            return Ok(loaded);
         }
+        let loaded = load().map_err(|e| self.read_error(e))?;
+        Ok(cell.get_or_init(|| loaded))
     }
 
     /// Every label, as (target id, value), in target-id order.
@@ -1879,13 +2023,10 @@ impl Store {
     }
 
     fn labels_unguarded(&self) -> Result<Vec<(String, LabelValue)>> {
-        let mut all = std::collections::BTreeMap::new();
+        let mut all = BTreeMap::new();
         if let Some(tables) = &self.tables {
-            for item in tables.labels.iter().map_err(|e| self.read_error(e))? {
-                let (key, value) = item.map_err(|e| self.read_error(e))?;
-                let value =
-                    LabelValue::decode(value.value()).map_err(|error| self.read_error(error.0))?;
-                all.insert(key.value().to_string(), Some(value));
+            for (target, value) in self.stored_labels(tables)? {
+                all.insert(target.clone(), Some(value.clone()));
             }
         }
         for (target, value) in &self.overlay.labels {
@@ -1895,6 +2036,48 @@ impl Store {
             .into_iter()
             .filter_map(|(target, value)| value.map(|value| (target, value)))
             .collect())
+    }
+
+    /// Reads every stored page of the records, ids and small tables and checks each as a read
+    /// would (`treelog reindex` without `--force`): damage anywhere in them is an
+    /// [`Error::Index`], not only damage a query happens to read.
+    pub fn check_stored(&self) -> Result<()> {
+        self.guard(|| {
+            let Some(tables) = &self.tables else {
+                return Ok(());
+            };
+            let mut next = 0u64;
+            for item in tables.records.iter().map_err(|e| self.read_error(e))? {
+                let (key, value) = item.map_err(|e| self.read_error(e))?;
+                let first = key.value();
+                if first != next {
+                    return Err(self.read_error(format!(
+                        "the record page after record {next} starts at {first}"
+                    )));
+                }
+                let page = PageView::new(first, value.value())
+                    .and_then(|page| page.decode_all())
+                    .map_err(|error| self.read_error(error.0))?;
+                next = first.saturating_add(page.len() as u64);
+            }
+            if next < self.overlay.base_seq {
+                return Err(self.read_error(format!(
+                    "the record pages end at record {next}, before {}",
+                    self.overlay.base_seq
+                )));
+            }
+            for table in [&tables.ids, &tables.ids_recent] {
+                id_table::check_pages(table).map_err(|e| self.read_error(e))?;
+            }
+            self.small_table(&tables.loaded_children, || {
+                small_tables::load_children(&tables.children, tables.counts.children)
+            })?;
+            self.stored_labels(tables)?;
+            self.small_table(&tables.loaded_id_collisions, || {
+                small_tables::load_id_collisions(&tables.id_collisions, tables.counts.id_collisions)
+            })?;
+            Ok(())
+        })
     }
 
     /// Number of records (entries and opaque lines) indexed.

@@ -122,7 +122,8 @@ pub fn indexed_sample() -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 /// Tables of the sidecar, for tests that damage it on purpose (format-spec/index.md).
-pub const CHILDREN: redb::TableDefinition<(u64, u64), ()> = redb::TableDefinition::new("children");
+/// `children` values are the key's seal (format-spec/index.md, "Checksums").
+pub const CHILDREN: redb::TableDefinition<(u64, u64), u32> = redb::TableDefinition::new("children");
 pub const RECORDS: redb::TableDefinition<u64, &[u8]> = redb::TableDefinition::new("records");
 
 /// Writes into the sidecar of `path` behind treelog's back, as a damaged disk could.

@@ -56,9 +56,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return exit::finish_parse(error),
     };
+    exit::quiet_panics();
     let mut out = Out::new();
-    let result = run(cli.command, &mut out).and_then(|()| out.flush());
-    exit::finish(result)
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(cli.command, &mut out).and_then(|()| out.flush())
+    }));
+    match result {
+        Ok(result) => exit::finish(result),
+        Err(_) => exit::internal_error(),
+    }
 }
 
 fn run(command: Command, out: &mut Out) -> Result<(), CliError> {

@@ -243,7 +243,7 @@ fn check_after_kill(
     let indexed = Session::open(path, SessionOptions::default())
         .unwrap_or_else(|error| panic!("round {round}: the log does not open indexed: {error}"));
     match indexed.index_state() {
-        IndexState::Rebuilt { reason } => {
+        IndexState::Rebuilt { reason, .. } => {
             figures.index_rebuilt += 1;
             // Digits vary (offsets, lengths): count by the words.
             let kind: String = reason.chars().filter(|c| !c.is_ascii_digit()).collect();

@@ -37,7 +37,7 @@ pub fn index_state_json(state: &IndexState) -> Value {
     let (name, reason, bytes, lines) = match state {
         IndexState::Fresh => ("fresh", None, None, None),
         IndexState::CaughtUp { bytes, lines } => ("caughtUp", None, Some(*bytes), Some(*lines)),
-        IndexState::Rebuilt { reason } => ("rebuilt", Some(reason.as_str()), None, None),
+        IndexState::Rebuilt { reason, .. } => ("rebuilt", Some(reason.as_str()), None, None),
         IndexState::Unindexed { reason } => ("unindexed", Some(reason.as_str()), None, None),
     };
     json!({"state": name, "reason": reason, "bytes": bytes, "lines": lines})

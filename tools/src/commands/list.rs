@@ -74,7 +74,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     // A sidecar that had to be built or rebuilt is said so (on stderr, so that the listing
     // itself stays one row per session).
     for session in &sessions {
-        if let treelog::IndexState::Rebuilt { reason } = &session.index_state {
+        if let treelog::IndexState::Rebuilt { reason, .. } = &session.index_state {
             print_error(&format!(
                 "{}: index rebuilt ({reason})",
                 session.path.display()

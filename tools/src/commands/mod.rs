@@ -23,7 +23,7 @@ use crate::exit::CliError;
 
 /// Opens an existing log (a missing file is an error here, whereas the library would bind a
 /// new empty session to the path).
-pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Session, CliError> {
+pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Opened, CliError> {
     if crate::files::is_sidecar(path) {
         return Err(crate::files::sidecar_error(path));
     }
@@ -35,25 +35,87 @@ pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Session, Cl
         ));
     }
     let session = Session::open(path, options)?;
-    notice_rebuild(&session);
-    Ok(session)
+    let noticed = notice_rebuild(&session);
+    Ok(Opened {
+        session: Some(session),
+        noticed,
+    })
 }
 
-/// One line on stderr when an open rebuilt an index that an older treelog wrote: the answers
-/// are right (they come from the log), but the rebuild costs time the user should be able to
-/// explain.
-pub fn notice_rebuild(session: &Session) {
-    if let treelog::IndexState::Rebuilt { reason } = session.index_state()
-        && reason == treelog::SCHEMA_CHANGED_REASON
-    {
-        eprintln!(
-            "treelog: {}: index written by another treelog version; rebuilt from the log",
-            treelog::sidecar_path(session.log_path()).display()
-        );
+/// A session opened by a command: when it is dropped, a rebuild for damage that a read found
+/// after the open (the library rebuilds and answers again) gets its one line on stderr too.
+pub struct Opened {
+    /// Always `Some` but in `close`.
+    session: Option<Session>,
+    /// The open's own rebuild notice was printed.
+    noticed: bool,
+}
+
+impl std::ops::Deref for Opened {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        self.session.as_ref().expect("present until closed")
+    }
+}
+
+impl std::ops::DerefMut for Opened {
+    fn deref_mut(&mut self) -> &mut Session {
+        self.session.as_mut().expect("present until closed")
+    }
+}
+
+impl Opened {
+    /// [`Session::close`], with the notice.
+    pub fn close(mut self) -> treelog::Result<()> {
+        self.notice();
+        let session = self.session.take().expect("present until closed");
+        session.close()
+    }
+
+    fn notice(&mut self) {
+        if !self.noticed
+            && let Some(session) = &self.session
+        {
+            self.noticed = notice_rebuild(session);
+        }
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.notice();
+    }
+}
+
+/// One line on stderr when the index was rebuilt for a reason the user should hear of: it was
+/// damaged (the answers are right, they come from the log, but the disk or another program
+/// damaged the sidecar), or an older treelog wrote it (the rebuild costs time the user should
+/// be able to explain). Returns whether it printed.
+pub fn notice_rebuild(session: &Session) -> bool {
+    let sidecar = treelog::sidecar_path(session.log_path());
+    match session.index_state() {
+        treelog::IndexState::Rebuilt {
+            reason,
+            damaged: true,
+        } => {
+            eprintln!(
+                "treelog: {}: index damaged ({reason}); rebuilt from the log",
+                sidecar.display()
+            );
+            true
+        }
+        treelog::IndexState::Rebuilt { reason, .. } if reason == treelog::SCHEMA_CHANGED_REASON => {
+            eprintln!(
+                "treelog: {}: index written by another treelog version; rebuilt from the log",
+                sidecar.display()
+            );
+            true
+        }
+        _ => false,
     }
 }
 
 /// Opens an existing log with the default options (index used and updated).
-pub fn open_default(path: &Path) -> Result<Session, CliError> {
+pub fn open_default(path: &Path) -> Result<Opened, CliError> {
     open_existing(path, SessionOptions::default())
 }

@@ -95,6 +95,9 @@ fn reindex_one(path: &std::path::Path, force: bool) -> Result<(IndexState, u64),
         ..SessionOptions::default()
     };
     let mut session = super::open_existing(path, options)?;
+    // A quick open reads little of the index: the rest is read and checked here, so that
+    // damage a query has not met yet is rebuilt now too.
+    session.check_index()?;
     let entries = session.stats()?.entry_count;
     let state = session.index_state().clone();
     // Closing writes the index entries still pending.
@@ -124,7 +127,7 @@ fn print_result(
             tally.caught_up += 1;
             ("caughtUp", None)
         }
-        IndexState::Rebuilt { reason } => {
+        IndexState::Rebuilt { reason, .. } => {
             tally.rebuilt += 1;
             *tally.reasons.entry(reason.clone()).or_default() += 1;
             ("rebuilt", Some(reason.as_str()))

@@ -1,0 +1,318 @@
+//! The small tables: `children`, `labels` and `id-collisions` (format-spec/index.md, "Tables"
+//! and "Checksums"). They hold only what the records cannot say (children that are not on the
+//! line after their parent, the current labels, ids that share a hashed key), so they stay
+//! small, and a handle reads each one whole, once per committed state, into memory.
+//!
+//! Reading them whole is what makes them checkable: every value is sealed under its key
+//! (`format::seal`), so a damaged key or value fails, and the state records how many keys each
+//! table holds, so a key lost to a damaged B-tree page (a search sent past it) shows as a count
+//! that does not match. A point lookup in redb could not tell "absent" from "lost".
+//!
+//! This module owns the layouts and the checks; the store decides when to load and flush.
+
+use std::collections::{BTreeMap, HashMap};
+
+use redb::{ReadableTable, ReadableTableMetadata, Table, TableDefinition};
+
+use crate::format::record::{LabelValue, StoredCounts};
+use crate::format::seal::{seal, seal_of, unseal};
+
+use super::store::FastMap;
+
+/// `(parent seq or SEQ_NONE for roots, child seq)` → the seal of the key.
+pub(crate) const CHILDREN: TableDefinition<(u64, u64), u32> = TableDefinition::new("children");
+/// Target id → label value, sealed.
+pub(crate) const LABELS: TableDefinition<&str, &[u8]> = TableDefinition::new("labels");
+/// Ids whose key another id holds in `ids` or `ids-recent` → their seq, sealed (almost always
+/// empty).
+pub(crate) const ID_COLLISIONS: TableDefinition<&str, &[u8]> =
+    TableDefinition::new("id-collisions");
+
+type SmallResult<T> = std::result::Result<T, String>;
+
+fn child_key_bytes(parent: u64, child: u64) -> [u8; 16] {
+    let mut key = [0; 16];
+    key[..8].copy_from_slice(&parent.to_le_bytes());
+    key[8..].copy_from_slice(&child.to_le_bytes());
+    key
+}
+
+fn child_seal(parent: u64, child: u64) -> u32 {
+    seal_of(b"children", &child_key_bytes(parent, child), &[])
+}
+
+/// Checks that a table read whole held the number of keys the state records.
+fn check_count(table: &str, read: u64, expected: u64) -> SmallResult<()> {
+    if read == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "the {table} table holds {read} keys where the index recorded {expected}"
+        ))
+    }
+}
+
+/// Keys must come in strictly increasing order: a damaged B-tree that visits a leaf twice, or
+/// out of place, shows here.
+fn check_order<K: PartialOrd + std::fmt::Debug>(
+    table: &str,
+    last: &mut Option<K>,
+    key: K,
+) -> SmallResult<()> {
+    if last.as_ref().is_some_and(|last| *last >= key) {
+        return Err(format!(
+            "the {table} table's keys are out of order at {key:?}"
+        ));
+    }
+    *last = Some(key);
+    Ok(())
+}
+
+/// Every listed child by parent, in child (file) order, checked.
+pub(crate) fn load_children(
+    table: &impl ReadableTable<(u64, u64), u32>,
+    expected: u64,
+) -> SmallResult<FastMap<u64, Vec<u64>>> {
+    let mut children: FastMap<u64, Vec<u64>> = FastMap::default();
+    let mut read = 0u64;
+    let mut last = None;
+    for item in table.iter().map_err(|e| e.to_string())? {
+        let (key, value) = item.map_err(|e| e.to_string())?;
+        let (parent, child) = key.value();
+        if value.value() != child_seal(parent, child) {
+            return Err(format!(
+                "children table: checksum mismatch for child {child} of {parent}"
+            ));
+        }
+        if parent != crate::format::record::SEQ_NONE && child <= parent {
+            return Err(format!(
+                "children table: child {child} does not follow its parent {parent}"
+            ));
+        }
+        check_order("children", &mut last, (parent, child))?;
+        children.entry(parent).or_default().push(child);
+        read += 1;
+    }
+    check_count("children", read, expected)?;
+    Ok(children)
+}
+
+/// Every label by target id, checked.
+pub(crate) fn load_labels(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    expected: u64,
+) -> SmallResult<BTreeMap<String, LabelValue>> {
+    let mut labels = BTreeMap::new();
+    let mut last: Option<String> = None;
+    for item in table.iter().map_err(|e| e.to_string())? {
+        let (key, value) = item.map_err(|e| e.to_string())?;
+        let target = key.value();
+        let body = unseal(b"labels", target.as_bytes(), value.value(), || {
+            format!("label of {target:?}")
+        })
+        .map_err(|error| error.0)?;
+        let label = LabelValue::decode(body).map_err(|error| error.0)?;
+        check_order("labels", &mut last, target.to_string())?;
+        labels.insert(target.to_string(), label);
+    }
+    check_count("labels", labels.len() as u64, expected)?;
+    Ok(labels)
+}
+
+/// Every id collision, checked.
+pub(crate) fn load_id_collisions(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    expected: u64,
+) -> SmallResult<HashMap<String, u64>> {
+    let mut collisions = HashMap::new();
+    let mut last: Option<String> = None;
+    for item in table.iter().map_err(|e| e.to_string())? {
+        let (key, value) = item.map_err(|e| e.to_string())?;
+        let id = key.value();
+        let body = unseal(b"id-collisions", id.as_bytes(), value.value(), || {
+            format!("id collision of {id:?}")
+        })
+        .map_err(|error| error.0)?;
+        let seq = u64::from_le_bytes(
+            body.try_into()
+                .map_err(|_| format!("id collision of {id:?}: {} bytes", body.len()))?,
+        );
+        check_order("id-collisions", &mut last, id.to_string())?;
+        collisions.insert(id.to_string(), seq);
+    }
+    check_count("id-collisions", collisions.len() as u64, expected)?;
+    Ok(collisions)
+}
+
+/// What a flush files in the small tables, and the counts it leaves. `counts` are the
+/// committed state's; each insert of a new key or removal of a held one moves them.
+pub(crate) struct SmallWriter<'txn> {
+    children: Table<'txn, (u64, u64), u32>,
+    labels: Table<'txn, &'static str, &'static [u8]>,
+    id_collisions: Table<'txn, &'static str, &'static [u8]>,
+    pub counts: StoredCounts,
+}
+
+impl<'txn> SmallWriter<'txn> {
+    pub fn open(txn: &'txn redb::WriteTransaction, counts: StoredCounts) -> SmallResult<Self> {
+        let open_error = |e: redb::TableError| e.to_string();
+        let writer = SmallWriter {
+            children: txn.open_table(CHILDREN).map_err(open_error)?,
+            labels: txn.open_table(LABELS).map_err(open_error)?,
+            id_collisions: txn.open_table(ID_COLLISIONS).map_err(open_error)?,
+            counts,
+        };
+        // The counts are checked against redb's own before anything is added, so that a
+        // flush never seals a count that the table does not hold.
+        let held =
+            |len: std::result::Result<u64, redb::StorageError>| len.map_err(|e| e.to_string());
+        check_count("children", held(writer.children.len())?, counts.children)?;
+        check_count("labels", held(writer.labels.len())?, counts.labels)?;
+        check_count(
+            "id-collisions",
+            held(writer.id_collisions.len())?,
+            counts.id_collisions,
+        )?;
+        Ok(writer)
+    }
+
+    pub fn add_child(&mut self, parent: u64, child: u64) -> SmallResult<()> {
+        let old = self
+            .children
+            .insert((parent, child), child_seal(parent, child))
+            .map_err(|e| e.to_string())?;
+        if old.is_none() {
+            self.counts.children += 1;
+        }
+        Ok(())
+    }
+
+    /// Files the label of `target`, or clears it (`None`).
+    pub fn set_label(&mut self, target: &str, value: Option<&LabelValue>) -> SmallResult<()> {
+        match value {
+            Some(value) => {
+                let sealed = seal(b"labels", target.as_bytes(), value.encode());
+                let old = self
+                    .labels
+                    .insert(target, sealed.as_slice())
+                    .map_err(|e| e.to_string())?;
+                if old.is_none() {
+                    self.counts.labels += 1;
+                }
+            }
+            None => {
+                let old = self.labels.remove(target).map_err(|e| e.to_string())?;
+                if old.is_some() {
+                    self.counts.labels -= 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn add_id_collision(&mut self, id: &str, seq: u64) -> SmallResult<()> {
+        let sealed = seal(b"id-collisions", id.as_bytes(), seq.to_le_bytes().to_vec());
+        let old = self
+            .id_collisions
+            .insert(id, sealed.as_slice())
+            .map_err(|e| e.to_string())?;
+        if old.is_none() {
+            self.counts.id_collisions += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redb::ReadableDatabase;
+
+    fn database() -> (tempfile::TempDir, redb::Database) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = redb::Database::create(dir.path().join("small.redb")).unwrap();
+        (dir, db)
+    }
+
+    /// What a flush files reads back whole; a count that does not match what the table holds
+    /// (a key lost, or one too many) is an error, as is a value sealed under another key.
+    #[test]
+    fn tables_read_back_whole_and_checked() {
+        let (_dir, db) = database();
+        let txn = db.begin_write().unwrap();
+        let counts = {
+            let mut writer = SmallWriter::open(&txn, StoredCounts::default()).unwrap();
+            writer.add_child(3, 9).unwrap();
+            writer.add_child(3, 5).unwrap();
+            writer.add_child(u64::MAX, 0).unwrap();
+            writer.add_child(3, 5).unwrap();
+            let label = LabelValue {
+                label: "l".into(),
+                timestamp: "t".into(),
+            };
+            writer.set_label("a", Some(&label)).unwrap();
+            writer.set_label("b", Some(&label)).unwrap();
+            writer.set_label("b", None).unwrap();
+            writer.set_label("c", None).unwrap();
+            writer.add_id_collision("x-long-id", 7).unwrap();
+            writer.counts
+        };
+        txn.commit().unwrap();
+        assert_eq!(
+            counts,
+            StoredCounts {
+                children: 3,
+                labels: 1,
+                id_collisions: 1
+            }
+        );
+        let read = db.begin_read().unwrap();
+        let children = read.open_table(CHILDREN).unwrap();
+        let loaded = load_children(&children, 3).unwrap();
+        assert_eq!(loaded[&3], vec![5, 9]);
+        assert_eq!(loaded[&u64::MAX], vec![0]);
+        assert!(load_children(&children, 4).is_err(), "a key lost");
+        assert!(load_children(&children, 2).is_err(), "a key too many");
+        let labels = read.open_table(LABELS).unwrap();
+        assert_eq!(load_labels(&labels, 1).unwrap().len(), 1);
+        assert!(load_labels(&labels, 0).is_err());
+        let collisions = read.open_table(ID_COLLISIONS).unwrap();
+        assert_eq!(load_id_collisions(&collisions, 1).unwrap()["x-long-id"], 7);
+        drop((children, labels, collisions, read));
+
+        // A sealed value moved under another key fails its seal.
+        let txn = db.begin_write().unwrap();
+        {
+            let mut children = txn.open_table(CHILDREN).unwrap();
+            children.insert((3, 6), child_seal(3, 5)).unwrap();
+            let mut labels = txn.open_table(LABELS).unwrap();
+            let moved = labels.get("a").unwrap().unwrap().value().to_vec();
+            labels.insert("z", moved.as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+        let read = db.begin_read().unwrap();
+        let error = load_children(&read.open_table(CHILDREN).unwrap(), 4).unwrap_err();
+        assert!(error.contains("checksum"), "{error}");
+        let error = load_labels(&read.open_table(LABELS).unwrap(), 2).unwrap_err();
+        assert!(error.contains("checksum"), "{error}");
+    }
+
+    /// A flush refuses to add to a table whose key count is not the one the state recorded:
+    /// sealing a new count over a lost key would hide the loss.
+    #[test]
+    fn a_flush_refuses_a_table_that_lost_keys() {
+        let (_dir, db) = database();
+        let txn = db.begin_write().unwrap();
+        {
+            let mut writer = SmallWriter::open(&txn, StoredCounts::default()).unwrap();
+            writer.add_child(1, 4).unwrap();
+        }
+        txn.commit().unwrap();
+        let txn = db.begin_write().unwrap();
+        let counts = StoredCounts {
+            children: 2,
+            ..StoredCounts::default()
+        };
+        assert!(SmallWriter::open(&txn, counts).is_err());
+    }
+}
