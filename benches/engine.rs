@@ -79,6 +79,19 @@ fn id_page_lookup(bencher: divan::Bencher, (_, key_step): (&str, u64)) {
     });
 }
 
+/// One entry looked up by id in the 20,000-entry session: the id tables' page (one range read
+/// and the page's checks) and the entry's line read back.
+#[divan::bench]
+fn entry_by_id(bencher: divan::Bencher) {
+    let session = Session::open(fixture(), SessionOptions::default()).expect("open");
+    let ids = session.path_ids(None).expect("path");
+    let mut next = 0;
+    bencher.bench_local(|| {
+        next = (next + 7_919) % ids.len();
+        session.entry(&ids[next]).expect("lookup").is_some()
+    });
+}
+
 /// One record decoded from a full record page of pi-like entries: the page's checks and the
 /// record's fields, what a context pays per message for its record.
 #[divan::bench]
