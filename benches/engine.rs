@@ -50,7 +50,7 @@ fn fixture() -> &'static Path {
 
 /// A full id page of the kind a 1M-entry table of pi's ids holds (keys ~6,000 apart, seqs
 /// below 2^20: 674 entries of 6 bytes), and of hashed text ids (8 + 3 bytes).
-fn full_id_page(key_step: u64) -> (Vec<u8>, Vec<u64>) {
+fn full_id_page(key_step: u64) -> (Vec<u8>, u64, Vec<u64>) {
     use treelog::format::id_index::{encode_id_page, page_chunks};
     let entries: Vec<(u64, u64)> = (0..3_000u64)
         .map(|n| (n * key_step + n % 7, (n * 2_654_435_761) % (1 << 20)))
@@ -59,23 +59,38 @@ fn full_id_page(key_step: u64) -> (Vec<u8>, Vec<u64>) {
         .next()
         .expect("entries fill a page");
     (
-        encode_id_page(page),
+        encode_id_page("ids", page[0].0, None, page),
+        page[0].0,
         page.iter().map(|entry| entry.0).collect(),
     )
 }
 
-/// One id lookup inside a stored page: the page's checks (every key's order) and the binary
-/// search, what `seq_of` pays per id table after redb hands it the page.
+/// One id lookup inside a stored page: the page's checks (its crc, every key's order, its
+/// coverage) and the binary search, what `seq_of` pays per id table after redb hands it the
+/// page.
 #[divan::bench(args = [("pi ids", 6_000), ("text ids", 1 << 50)])]
 fn id_page_lookup(bencher: divan::Bencher, (_, key_step): (&str, u64)) {
     use treelog::format::id_index::IdPageView;
-    let (bytes, keys) = full_id_page(key_step);
+    let (bytes, page_key, keys) = full_id_page(key_step);
     let mut next = 0;
     bencher.bench_local(|| {
         next = (next + 1) % keys.len();
-        IdPageView::new(divan::black_box(&bytes))
+        IdPageView::new("ids", page_key, divan::black_box(&bytes))
             .expect("a page treelog wrote")
             .get(keys[next])
+    });
+}
+
+/// One entry looked up by id in the 20,000-entry session: the id tables' page (one range read
+/// and the page's checks) and the entry's line read back.
+#[divan::bench]
+fn entry_by_id(bencher: divan::Bencher) {
+    let session = Session::open(fixture(), SessionOptions::default()).expect("open");
+    let ids = session.path_ids(None).expect("path");
+    let mut next = 0;
+    bencher.bench_local(|| {
+        next = (next + 7_919) % ids.len();
+        session.entry(&ids[next]).expect("lookup").is_some()
     });
 }
 

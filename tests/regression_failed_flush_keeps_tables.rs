@@ -32,8 +32,8 @@ fn failed_flush_keeps_answering_committed_entries() {
     }
     std::fs::write(&path, log).unwrap();
     drop(Session::open(&path, SessionOptions::default()).unwrap());
-    // Cut the last entry off the last page of `ids` (ids below 0x1000_0000 in five pages or
-    // so): its count no longer matches its length.
+    // Cut the last bytes off the last page of `ids` (ids below 0x1000_0000 in five pages or
+    // so): it fails its crc.
     common::tamper(&path, |txn| {
         let mut table = txn.open_table(IDS).unwrap();
         let (key, mut page) = {

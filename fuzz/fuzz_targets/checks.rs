@@ -12,7 +12,7 @@ use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use treelog::format::id_index::{IdPageView, encode_id_page};
+use treelog::format::id_index::{IdPageView, encode_id_page, id_page_crc};
 use treelog::format::json_scan;
 use treelog::format::line::{Line, OpaqueReason, classify, classify_with_serde};
 use treelog::format::page::{PageView, encode_page};
@@ -160,9 +160,10 @@ fn check_against_value(
 // ---- index_pages ----
 
 /// Input: a first seq (8 bytes, little-endian), then bytes read as a stored record page and as
-/// a stored id page (format-spec/index.md §2). Whatever the bytes, reading either gives
-/// records, entries or errors, never a panic; records that decode re-encode to a page that
-/// decodes to them again, and so do id entries.
+/// a stored id page of `ids` under that key (format-spec/index.md §2), as they are and sealed
+/// with the crc they would need, so that the fuzzer reaches the checks behind the crc.
+/// Whatever the bytes, reading either gives records, entries or errors, never a panic;
+/// records that decode re-encode to a page that decodes to them again, and so do id entries.
 pub fn index_pages(data: &[u8]) {
     let Some((first, bytes)) = data.split_first_chunk::<8>() else {
         return;
@@ -190,8 +191,19 @@ pub fn index_pages(data: &[u8]) {
             );
         }
     }
-    if let Ok(page) = IdPageView::new(bytes) {
+    let page_key = first_seq;
+    let _ = IdPageView::new("ids", page_key, bytes);
+    let mut sealed = bytes.to_vec();
+    sealed.extend_from_slice(&id_page_crc("ids", page_key, bytes).to_le_bytes());
+    if let Ok(page) = IdPageView::new("ids", page_key, &sealed) {
+        assert!(
+            IdPageView::new("ids-recent", page_key, &sealed).is_err(),
+            "the crc covers the table's name"
+        );
         let entries: Vec<(u64, u64)> = page.entries().collect();
+        for (key, _) in &entries {
+            assert!(page.covers(*key), "a stored key is in the page's coverage");
+        }
         for (key, seq) in &entries {
             assert_eq!(page.get(*key), Some(*seq), "a stored key is found");
             assert!(page.holds_key_in(*key..=*key));
@@ -214,8 +226,8 @@ pub fn index_pages(data: &[u8]) {
                 assert!(!page.holds_key_in(last.0 + 1..=u64::MAX));
             }
         }
-        let again = encode_id_page(&entries);
-        let decoded: Vec<(u64, u64)> = IdPageView::new(&again)
+        let again = encode_id_page("ids", page_key, page.end(), &entries);
+        let decoded: Vec<(u64, u64)> = IdPageView::new("ids", page_key, &again)
             .expect("an encoded id page decodes")
             .entries()
             .collect();

@@ -99,12 +99,27 @@ pub fn is_exact_key(key: u64) -> bool {
     key & ID_KEY_HASHED == 0
 }
 
-/// Bytes before a page's entries: `count u16`, key width, seq width, first key, seq base.
-const ID_PAGE_HEAD_LEN: usize = 20;
+/// Bytes before a page's entries: `count u16`, key width, seq width, key base, seq base,
+/// coverage end.
+const ID_PAGE_HEAD_LEN: usize = 28;
+/// Bytes of the crc32 after a page's entries.
+const ID_PAGE_CRC_LEN: usize = 4;
 
 /// Bytes of a page of `count` entries whose keys span `key_spread` and seqs `seq_spread`.
 fn id_page_len(count: usize, key_spread: u64, seq_spread: u64) -> usize {
-    ID_PAGE_HEAD_LEN + count * (width_of(key_spread) + width_of(seq_spread))
+    ID_PAGE_HEAD_LEN + count * (width_of(key_spread) + width_of(seq_spread)) + ID_PAGE_CRC_LEN
+}
+
+/// The crc32 (crc32fast, IEEE) an id page ends with: over the name of its table (`ids` or
+/// `ids-recent`), its key in the table (8 bytes, little-endian) and its bytes before the
+/// crc. So a page copied under another key or into the other table fails it as a damaged one
+/// does (format-spec/index.md §2, "Id page").
+pub fn id_page_crc(table: &str, page_key: u64, body: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(table.as_bytes());
+    hasher.update(&page_key.to_le_bytes());
+    hasher.update(body);
+    hasher.finalize()
 }
 
 /// Whether sorted entries, added one by one, still fit one page of at most `len_max` bytes.
@@ -154,13 +169,28 @@ impl Default for IdPageFill {
     }
 }
 
-/// Encodes a page (format-spec/index.md §2, "Id page"): a header with the count, the widths
-/// and the bases, then each entry as its key's distance from the first key and its seq's
-/// from the smallest seq, in the fewest bytes the page needs. `entries` are sorted by key,
-/// without repeats, and there are 1 to `ID_PAGE_ENTRIES_MAX`.
-pub fn encode_id_page(entries: &[(u64, u64)]) -> Vec<u8> {
-    debug_assert!(!entries.is_empty() && entries.len() <= ID_PAGE_ENTRIES_MAX);
+/// Encodes the page stored under `page_key` in `table` (format-spec/index.md §2, "Id page"):
+/// a header with the count, the widths, the bases and where the page's coverage ends (`end`,
+/// exclusive; `None`: to the end of the key space, stored as 0), then each entry as its key's
+/// distance from the smallest key and its seq's from the smallest seq, in the fewest bytes the
+/// page needs, then the crc32 of [`id_page_crc`]. `entries` are sorted by key, without
+/// repeats, 0 to `ID_PAGE_ENTRIES_MAX` of them, inside the coverage `page_key .. end`; a page
+/// under a key other than 0 holds that key as its first entry.
+pub fn encode_id_page(
+    table: &str,
+    page_key: u64,
+    end: Option<u64>,
+    entries: &[(u64, u64)],
+) -> Vec<u8> {
+    debug_assert!(entries.len() <= ID_PAGE_ENTRIES_MAX);
     debug_assert!(entries.windows(2).all(|pair| pair[0].0 < pair[1].0));
+    debug_assert!(end.is_none_or(|end| end > page_key));
+    debug_assert!(entries.first().map(|entry| entry.0) == Some(page_key) || page_key == 0);
+    debug_assert!(
+        entries
+            .last()
+            .is_none_or(|last| end.is_none_or(|end| last.0 < end))
+    );
     let first_key = entries.first().map_or(0, |entry| entry.0);
     let last_key = entries.last().map_or(0, |entry| entry.0);
     let seq_min = entries.iter().map(|entry| entry.1).min().unwrap_or(0);
@@ -177,14 +207,17 @@ pub fn encode_id_page(entries: &[(u64, u64)]) -> Vec<u8> {
     out.extend_from_slice(&[key_width as u8, seq_width as u8]);
     out.extend_from_slice(&first_key.to_le_bytes());
     out.extend_from_slice(&seq_min.to_le_bytes());
+    out.extend_from_slice(&end.unwrap_or(0).to_le_bytes());
     for (key, seq) in entries {
         out.extend_from_slice(&(key - first_key).to_le_bytes()[..key_width]);
         out.extend_from_slice(&(seq - seq_min).to_le_bytes()[..seq_width]);
     }
+    let crc = id_page_crc(table, page_key, &out);
+    out.extend_from_slice(&crc.to_le_bytes());
     out
 }
 
-/// A stored page, checked for shape and order before use.
+/// A stored page, checked (crc, shape, order, coverage) before use.
 #[derive(Clone, Copy, Debug)]
 pub struct IdPageView<'a> {
     entries: &'a [u8],
@@ -194,21 +227,33 @@ pub struct IdPageView<'a> {
     /// The low `key_width` / `seq_width` bytes set: what an 8-byte load at a field keeps.
     key_mask: u64,
     seq_mask: u64,
-    first_key: u64,
+    key_base: u64,
     seq_base: u64,
+    /// The page's key in its table: where its coverage starts.
+    page_key: u64,
+    /// Where its coverage ends (exclusive); `None`: at the end of the key space.
+    end: Option<u64>,
 }
 
 impl<'a> IdPageView<'a> {
-    /// Checks that `bytes` is a page of 1 to `ID_PAGE_ENTRIES_MAX` entries in increasing key
-    /// order (a lookup binary-searches it, which is only right on sorted keys).
-    pub fn new(bytes: &'a [u8]) -> Result<IdPageView<'a>, DecodeError> {
-        let bad = |what: &str| DecodeError(format!("id page: {what}"));
-        let (head, entries) = bytes
+    /// Checks that `bytes`, stored under `page_key` in `table`, is a page: its crc, then 0 to
+    /// `ID_PAGE_ENTRIES_MAX` entries in increasing key order (a lookup binary-searches it,
+    /// which is only right on sorted keys), inside its coverage `page_key .. end`, the first
+    /// one at `page_key` unless that is 0.
+    pub fn new(table: &str, page_key: u64, bytes: &'a [u8]) -> Result<IdPageView<'a>, DecodeError> {
+        let bad = |what: &str| DecodeError(format!("id page {page_key:#x} of {table}: {what}"));
+        let (body, crc) = bytes
+            .split_last_chunk::<ID_PAGE_CRC_LEN>()
+            .ok_or_else(|| bad("shorter than its checksum"))?;
+        if u32::from_le_bytes(*crc) != id_page_crc(table, page_key, body) {
+            return Err(bad("checksum mismatch"));
+        }
+        let (head, entries) = body
             .split_first_chunk::<ID_PAGE_HEAD_LEN>()
             .ok_or_else(|| bad("shorter than its header"))?;
         let count = usize::from(u16::from_le_bytes([head[0], head[1]]));
         let (key_width, seq_width) = (usize::from(head[2]), usize::from(head[3]));
-        if count == 0 || count > ID_PAGE_ENTRIES_MAX {
+        if count > ID_PAGE_ENTRIES_MAX {
             return Err(bad(&format!("holds {count} entries")));
         }
         if key_width > 8 || seq_width > 8 {
@@ -222,6 +267,11 @@ impl<'a> IdPageView<'a> {
             8 => u64::MAX,
             width => (1 << (8 * width)) - 1,
         };
+        let end = match word(20) {
+            0 => None,
+            end if end > page_key => Some(end),
+            end => return Err(bad(&format!("its coverage ends at {end:#x}, not after it"))),
+        };
         let view = IdPageView {
             entries,
             count,
@@ -229,21 +279,37 @@ impl<'a> IdPageView<'a> {
             seq_width,
             key_mask: mask(key_width),
             seq_mask: mask(seq_width),
-            first_key: word(4),
+            key_base: word(4),
             seq_base: word(12),
+            page_key,
+            end,
         };
-        if !view.keys_in_order() {
+        let Some(last) = view.last_key_if_in_order() else {
+            if count == 0 {
+                if page_key != 0 {
+                    return Err(bad("empty, under a key other than 0"));
+                }
+                return Ok(view);
+            }
             return Err(bad("keys out of order"));
+        };
+        let first = view.key(0);
+        if first < page_key || (page_key != 0 && first != page_key) {
+            return Err(bad(&format!("its first key is {first:#x}")));
+        }
+        if !view.covers(last) {
+            return Err(bad(&format!("its key {last:#x} is past its coverage")));
         }
         Ok(view)
     }
 
-    /// Whether the keys strictly increase. Every lookup checks its page, so this loop is most
-    /// of a lookup: it compares the stored distances, each read as a fixed-size value (one
-    /// loop per key width, so each read is a single load), without a branch per entry. A key
-    /// is the first key plus its distance: distances that increase give keys that increase
-    /// unless the largest wraps past u64::MAX, which is refused too.
-    fn keys_in_order(&self) -> bool {
+    /// The largest key if the keys strictly increase (`None` for an empty page). Every lookup
+    /// checks its page, so this loop is a good part of a lookup: it compares the stored
+    /// distances, each read as a fixed-size value (one loop per key width, so each read is a
+    /// single load), without a branch per entry. A key is the key base plus its distance:
+    /// distances that increase give keys that increase unless the largest wraps past
+    /// u64::MAX, which is refused too.
+    fn last_key_if_in_order(&self) -> Option<u64> {
         fn increasing<const WIDTH: usize>(entries: &[u8], stride: usize) -> Option<u64> {
             let mut distances = entries.chunks_exact(stride).map(|entry| {
                 let mut bytes = [0; 8];
@@ -256,23 +322,22 @@ impl<'a> IdPageView<'a> {
             });
             in_order.then_some(last)
         }
-        if self.count == 1 {
-            return true;
-        }
         let stride = self.key_width + self.seq_width;
-        let last = match self.key_width {
-            1 => increasing::<1>(self.entries, stride),
-            2 => increasing::<2>(self.entries, stride),
-            3 => increasing::<3>(self.entries, stride),
-            4 => increasing::<4>(self.entries, stride),
-            5 => increasing::<5>(self.entries, stride),
-            6 => increasing::<6>(self.entries, stride),
-            7 => increasing::<7>(self.entries, stride),
-            8 => increasing::<8>(self.entries, stride),
+        let last = match (self.count, self.key_width) {
+            (0, _) => return None,
+            (1, _) => Some(self.field(0, self.key_width, self.key_mask)),
+            (_, 1) => increasing::<1>(self.entries, stride),
+            (_, 2) => increasing::<2>(self.entries, stride),
+            (_, 3) => increasing::<3>(self.entries, stride),
+            (_, 4) => increasing::<4>(self.entries, stride),
+            (_, 5) => increasing::<5>(self.entries, stride),
+            (_, 6) => increasing::<6>(self.entries, stride),
+            (_, 7) => increasing::<7>(self.entries, stride),
+            (_, 8) => increasing::<8>(self.entries, stride),
             // Width 0 with more than one entry: equal keys.
             _ => None,
         };
-        last.is_some_and(|last| self.first_key.checked_add(last).is_some())
+        self.key_base.checked_add(last?)
     }
 
     pub fn len(&self) -> usize {
@@ -281,6 +346,23 @@ impl<'a> IdPageView<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.count == 0
+    }
+
+    /// The page's key in its table, where its coverage starts.
+    pub fn page_key(&self) -> u64 {
+        self.page_key
+    }
+
+    /// Where the page's coverage ends (exclusive: the next page's key); `None`: it runs to
+    /// the end of the key space.
+    pub fn end(&self) -> Option<u64> {
+        self.end
+    }
+
+    /// Whether `key` is in the page's coverage: the page files it if any page of the table
+    /// does.
+    pub fn covers(&self, key: u64) -> bool {
+        key >= self.page_key && self.end.is_none_or(|end| key < end)
     }
 
     /// The stored distance at `at`: one 8-byte load and a mask where 8 bytes remain (all but
@@ -297,7 +379,7 @@ impl<'a> IdPageView<'a> {
 
     fn key(&self, index: usize) -> u64 {
         let at = index * (self.key_width + self.seq_width);
-        self.first_key
+        self.key_base
             .wrapping_add(self.field(at, self.key_width, self.key_mask))
     }
 
@@ -305,11 +387,6 @@ impl<'a> IdPageView<'a> {
         let at = index * (self.key_width + self.seq_width) + self.key_width;
         self.seq_base
             .wrapping_add(self.field(at, self.seq_width, self.seq_mask))
-    }
-
-    /// The smallest key: the page's key in its table.
-    pub fn first_key(&self) -> u64 {
-        self.key(0)
     }
 
     /// The index of the first entry whose key is at least `key` (`len()` if none): a binary
@@ -496,64 +573,121 @@ pub(crate) mod tests {
         assert!(is_exact_key(id_key("abcdef01")));
     }
 
-    /// A page round-trips; lookups find every key and nothing else.
+    /// A page round-trips; lookups find every key and nothing else; the layout is the spec's
+    /// (header, entries, crc over the table's name, the page key and the bytes before it).
     #[test]
     fn page_round_trip() {
         let entries: Vec<(u64, u64)> = (0..600u64).map(|n| (n * 7 + 3, n * 1000)).collect();
-        let bytes = encode_id_page(&entries);
+        let bytes = encode_id_page("ids", 3, Some(5_000), &entries);
         // Keys span 4,193 (2 bytes), seqs 599,000 (3 bytes).
-        assert_eq!(bytes.len(), 20 + 600 * 5);
+        assert_eq!(bytes.len(), 28 + 600 * 5 + 4);
         assert_eq!(&bytes[..4], &[88, 2, 2, 3]);
         assert_eq!(&bytes[4..12], &3u64.to_le_bytes());
         assert_eq!(&bytes[12..20], &0u64.to_le_bytes());
-        assert_eq!(&bytes[20 + 5..20 + 10], &[7, 0, 0xe8, 0x03, 0]);
-        let view = IdPageView::new(&bytes).expect("valid page");
+        assert_eq!(&bytes[20..28], &5_000u64.to_le_bytes());
+        assert_eq!(&bytes[28 + 5..28 + 10], &[7, 0, 0xe8, 0x03, 0]);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(b"ids");
+        crc.update(&3u64.to_le_bytes());
+        crc.update(&bytes[..bytes.len() - 4]);
+        assert_eq!(&bytes[bytes.len() - 4..], &crc.finalize().to_le_bytes());
+        let view = IdPageView::new("ids", 3, &bytes).expect("valid page");
         assert_eq!(view.entries().collect::<Vec<_>>(), entries);
-        assert_eq!(view.first_key(), 3);
+        assert_eq!((view.page_key(), view.end()), (3, Some(5_000)));
+        assert!(view.covers(3) && view.covers(4_999) && !view.covers(2) && !view.covers(5_000));
         for (key, seq) in &entries {
             assert_eq!(view.get(*key), Some(*seq));
             assert_eq!(view.get(key + 1), None);
         }
         assert_eq!(view.get(0), None);
-        let one = encode_id_page(&[(u64::MAX, u64::MAX)]);
+        let one = encode_id_page("ids-recent", 0, None, &[(u64::MAX, u64::MAX)]);
         assert_eq!(
             one.len(),
-            20,
+            32,
             "a single entry takes no bytes past the header"
         );
-        let view = IdPageView::new(&one).expect("valid page");
+        let view = IdPageView::new("ids-recent", 0, &one).expect("valid page");
         assert_eq!(view.get(u64::MAX), Some(u64::MAX));
+        assert!(view.covers(0) && view.covers(u64::MAX));
+        let empty = encode_id_page("ids-recent", 0, None, &[]);
+        assert_eq!(empty.len(), 32);
+        let view = IdPageView::new("ids-recent", 0, &empty).expect("an empty page");
+        assert!(view.is_empty() && view.covers(u64::MAX));
+        assert_eq!(view.get(0), None);
     }
 
-    /// Damaged pages are refused with a reason, never read (and never panic).
+    /// Damaged pages are refused with a reason, never read (and never panic): a page whose
+    /// bytes, key or table differ from those its crc was computed over, and, sealed with a
+    /// valid crc, a page of any other malformed shape or outside its coverage.
     #[test]
     fn malformed_pages_are_refused() {
-        let good = encode_id_page(&[(1, 10), (2, 20)]);
-        let mut unsorted = good.clone();
-        unsorted[20] = 5;
-        let mut wrapping = good.clone();
-        wrapping[4..12].copy_from_slice(&u64::MAX.to_le_bytes());
-        let mut too_many = good.clone();
-        too_many[..2].copy_from_slice(&3u16.to_le_bytes());
-        let mut huge = good.clone();
-        huge[..2].copy_from_slice(&u16::MAX.to_le_bytes());
-        let mut wide = good.clone();
-        wide[2] = 9;
-        let cases: [(&str, &[u8]); 8] = [
-            ("empty", &[]),
-            ("header only, no entries", &good[..20]),
-            ("short", &good[..good.len() - 1]),
-            ("unsorted", &unsorted),
-            ("a key past u64::MAX", &wrapping),
-            ("count past the bytes", &too_many),
-            ("count past the maximum", &huge),
-            ("a width of 9", &wide),
+        let good = encode_id_page("ids", 1, Some(9), &[(1, 10), (2, 20)]);
+        assert!(IdPageView::new("ids", 1, &good).is_ok());
+        for (table, page_key) in [("ids-recent", 1), ("ids", 0), ("ids", 2)] {
+            let error = IdPageView::new(table, page_key, &good).expect_err("moved");
+            assert!(error.0.ends_with("checksum mismatch"), "{}", error.0);
+        }
+        let error = IdPageView::new("ids", 1, &good[..good.len() - 1]).expect_err("cut");
+        assert_eq!(error.0, "id page 0x1 of ids: checksum mismatch");
+        // The good page's bytes before its crc, changed, then sealed with a valid crc.
+        let sealed = |change: &dyn Fn(&mut Vec<u8>)| {
+            let mut page = good[..good.len() - 4].to_vec();
+            change(&mut page);
+            let crc = id_page_crc("ids", 1, &page);
+            page.extend_from_slice(&crc.to_le_bytes());
+            page
+        };
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("header only, no entries", sealed(&|page| page.truncate(28))),
+            ("short", sealed(&|page| page.truncate(page.len() - 1))),
+            ("unsorted", sealed(&|page| page[28] = 5)),
+            (
+                "a key past u64::MAX",
+                sealed(&|page| page[4..12].copy_from_slice(&u64::MAX.to_le_bytes())),
+            ),
+            (
+                "count past the bytes",
+                sealed(&|page| page[..2].copy_from_slice(&3u16.to_le_bytes())),
+            ),
+            (
+                "count past the maximum",
+                sealed(&|page| page[..2].copy_from_slice(&u16::MAX.to_le_bytes())),
+            ),
+            ("a width of 9", sealed(&|page| page[2] = 9)),
+            ("first key below the page key", sealed(&|page| page[4] = 0)),
+            ("first key above the page key", sealed(&|page| page[4] = 2)),
+            ("a key at the coverage end", sealed(&|page| page[20] = 2)),
+            (
+                "coverage ending at the page key",
+                sealed(&|page| page[20] = 1),
+            ),
+            (
+                "empty under a key other than 0",
+                sealed(&|page| {
+                    page.truncate(28);
+                    page[..2].copy_from_slice(&0u16.to_le_bytes());
+                }),
+            ),
         ];
-        for (what, bytes) in cases {
-            assert!(IdPageView::new(bytes).is_err(), "{what}");
+        for (what, bytes) in &cases {
+            assert!(IdPageView::new("ids", 1, bytes).is_err(), "{what}");
         }
         for len in 0..good.len() {
-            assert!(IdPageView::new(&good[..len]).is_err(), "truncated to {len}");
+            assert!(
+                IdPageView::new("ids", 1, &good[..len]).is_err(),
+                "truncated to {len}"
+            );
+        }
+        // Every single-bit flip fails the crc (crc32 detects them all).
+        for bit in 0..good.len() * 8 {
+            let mut flipped = good.clone();
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            let error = IdPageView::new("ids", 1, &flipped).expect_err("flipped");
+            assert!(
+                error.0.ends_with("checksum mismatch"),
+                "bit {bit}: {}",
+                error.0
+            );
         }
     }
 
@@ -658,19 +792,20 @@ pub(crate) mod tests {
         // Keys 1 apart and seqs equal to them: 2 + 2 bytes an entry past 256 entries.
         let entries: Vec<(u64, u64)> = (0..3000).map(|n| (n, n)).collect();
         let full: Vec<usize> = page_chunks(&entries, true).map(<[_]>::len).collect();
-        assert_eq!(full, vec![1012, 1012, 976]);
-        assert_eq!(20 + 1012 * 4, ID_PAGE_LEN_MAX);
+        assert_eq!(full, vec![1009, 1009, 982]);
+        assert_eq!(28 + 1009 * 4 + 4, ID_PAGE_LEN_MAX);
         let split: Vec<usize> = page_chunks(&entries[..1013], false)
             .map(<[_]>::len)
             .collect();
-        assert_eq!(split, vec![757, 256]);
+        assert_eq!(split, vec![754, 259]);
         assert_eq!(
-            page_chunks(&entries[..1012], false).count(),
+            page_chunks(&entries[..1009], false).count(),
             1,
             "a full page stays whole"
         );
         for chunk in page_chunks(&entries, false) {
-            assert!(encode_id_page(chunk).len() <= ID_PAGE_LEN_MAX * 3 / 4);
+            let bytes = encode_id_page("ids", chunk[0].0, None, chunk);
+            assert!(bytes.len() <= ID_PAGE_LEN_MAX * 3 / 4);
         }
     }
 
@@ -689,14 +824,15 @@ pub(crate) mod tests {
             let pages: Vec<&[(u64, u64)]> = page_chunks(&entries, true).collect();
             proptest::prop_assert_eq!(pages.concat(), entries.clone());
             for (index, page) in pages.iter().enumerate() {
-                let bytes = encode_id_page(page);
+                let bytes = encode_id_page("ids", page[0].0, None, page);
                 proptest::prop_assert!(bytes.len() <= ID_PAGE_LEN_MAX);
-                let view = IdPageView::new(&bytes).expect("valid page");
+                let view = IdPageView::new("ids", page[0].0, &bytes).expect("valid page");
                 proptest::prop_assert_eq!(view.entries().collect::<Vec<_>>(), page.to_vec());
                 if let Some(next) = pages.get(index + 1) {
                     let mut longer = page.to_vec();
                     longer.push(next[0]);
-                    proptest::prop_assert!(encode_id_page(&longer).len() > ID_PAGE_LEN_MAX);
+                    let bytes = encode_id_page("ids", longer[0].0, None, &longer);
+                    proptest::prop_assert!(bytes.len() > ID_PAGE_LEN_MAX);
                 }
             }
         }

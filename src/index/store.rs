@@ -12,7 +12,7 @@ use redb::{
 
 use super::apply::classify_bytes;
 use super::hashing::{PrefixHasher, block_hash};
-use super::id_table::{self, IDS, IDS_RECENT};
+use super::id_table::{self, IDS, IDS_NAME, IDS_RECENT, IDS_RECENT_NAME};
 use super::parallel::{Tuning, catch_up_parallel};
 use super::small_tables::{self, CHILDREN, ID_COLLISIONS, LABELS, SmallWriter};
 use super::writeback::Writeback;
@@ -870,9 +870,11 @@ impl Store {
             for table in [RECORDS, BLOCKS] {
                 txn.open_table(table).map_err(|e| index_error(&path, e))?;
             }
-            txn.open_table(IDS).map_err(|e| index_error(&path, e))?;
-            txn.open_table(IDS_RECENT)
-                .map_err(|e| index_error(&path, e))?;
+            // Each id table starts with its one empty page covering every key.
+            for (table, name) in [(IDS, IDS_NAME), (IDS_RECENT, IDS_RECENT_NAME)] {
+                let mut table = txn.open_table(table).map_err(|e| index_error(&path, e))?;
+                id_table::init(&mut table, name).map_err(|e| index_error(&path, e))?;
+            }
             txn.open_table(ID_COLLISIONS)
                 .map_err(|e| index_error(&path, e))?;
             txn.open_table(CHILDREN)
@@ -949,8 +951,11 @@ impl Store {
         let db = writer(&self.db, path)?;
         let txn = db.begin_write().map_err(|e| index_error(path, e))?;
         {
+            // The writer writes the whole table: it starts from none (the reset left the
+            // empty page, which the writer's first page would replace anyway).
+            txn.delete_table(IDS).map_err(|e| index_error(path, e))?;
             let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-            let mut writer = id_table::InOrderWriter::new();
+            let mut writer = id_table::InOrderWriter::new(IDS_NAME);
             for entry in merge_sorted_runs(&runs) {
                 writer
                     .push(&mut ids, entry)
@@ -1423,7 +1428,7 @@ impl Store {
                                 let recent = txn
                                     .open_table(IDS_RECENT)
                                     .map_err(|e| index_error(path, e))?;
-                                !id_table::holds_key_in(&recent, first..=last)
+                                !id_table::holds_key_in(&recent, IDS_RECENT_NAME, first..=last)
                                     .map_err(|e| index_error(path, e))?
                             }
                         }
@@ -1431,14 +1436,14 @@ impl Store {
                     };
                     if narrow {
                         let mut ids = txn.open_table(IDS).map_err(|e| index_error(path, e))?;
-                        id_table::merge_into(&mut ids, &new_ids, write_from)
+                        id_table::merge_into(&mut ids, IDS_NAME, &new_ids, write_from)
                     } else if id_table::drain_due(pages(IDS_RECENT)?, new_ids.len(), pages(IDS)?) {
                         id_table::drain(&txn, &new_ids, write_from, write_from)
                     } else {
                         let mut recent = txn
                             .open_table(IDS_RECENT)
                             .map_err(|e| index_error(path, e))?;
-                        id_table::merge_into(&mut recent, &new_ids, write_from)
+                        id_table::merge_into(&mut recent, IDS_RECENT_NAME, &new_ids, write_from)
                     }
                     .map_err(|e| index_error(path, e))?;
                 }
@@ -1896,9 +1901,11 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(Vec::new());
         };
-        let mut found =
-            id_table::keys_in(&tables.ids_recent, keys.clone()).map_err(|e| self.read_error(e))?;
-        found.extend(id_table::keys_in(&tables.ids, keys).map_err(|e| self.read_error(e))?);
+        let mut found = id_table::keys_in(&tables.ids_recent, IDS_RECENT_NAME, keys.clone())
+            .map_err(|e| self.read_error(e))?;
+        found.extend(
+            id_table::keys_in(&tables.ids, IDS_NAME, keys).map_err(|e| self.read_error(e))?,
+        );
         Ok(found)
     }
 
@@ -1916,12 +1923,12 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
-        if let Some(seq) =
-            id_table::lookup(&tables.ids_recent, key).map_err(|e| self.read_error(e))?
+        if let Some(seq) = id_table::lookup(&tables.ids_recent, IDS_RECENT_NAME, key)
+            .map_err(|e| self.read_error(e))?
         {
             return Ok(Some(seq));
         }
-        id_table::lookup(&tables.ids, key).map_err(|e| self.read_error(e))
+        id_table::lookup(&tables.ids, IDS_NAME, key).map_err(|e| self.read_error(e))
     }
 
     /// Files `id` as the id of line `seq` (the latest line with it so far).
@@ -2066,8 +2073,11 @@ impl Store {
                     self.overlay.base_seq
                 )));
             }
-            for table in [&tables.ids, &tables.ids_recent] {
-                id_table::check_pages(table).map_err(|e| self.read_error(e))?;
+            for (table, name) in [
+                (&tables.ids, IDS_NAME),
+                (&tables.ids_recent, IDS_RECENT_NAME),
+            ] {
+                id_table::check_pages(table, name).map_err(|e| self.read_error(e))?;
             }
             self.small_table(&tables.loaded_children, || {
                 small_tables::load_children(&tables.children, tables.counts.children)
@@ -2476,8 +2486,14 @@ pub(crate) mod tests {
         // skips it as it skips 0x200.
         store.flush(&storage).expect("flush");
         let (recent, ids) = tables(&store);
-        assert_eq!(id_table::lookup(ids, 0x204).expect("read"), Some(1));
-        assert_eq!(id_table::lookup(recent, 0x204).expect("read"), None);
+        assert_eq!(
+            id_table::lookup(ids, IDS_NAME, 0x204).expect("read"),
+            Some(1)
+        );
+        assert_eq!(
+            id_table::lookup(recent, IDS_RECENT_NAME, 0x204).expect("read"),
+            None
+        );
         assert!(store.overlay.ids.is_empty());
         force_reserved_id_starts(&[0x200]);
         let ids: Vec<_> = (0..4).map(|_| next(&mut store)).collect();
@@ -2524,7 +2540,7 @@ pub(crate) mod tests {
         store.catch_up(&storage).expect("catch up");
         store.flush(&storage).expect("flush");
         assert_eq!(
-            id_table::lookup(tables(&store).0, 0x10_0000).expect("read"),
+            id_table::lookup(tables(&store).0, IDS_RECENT_NAME, 0x10_0000).expect("read"),
             Some(1)
         );
         // A run over a key held only in ids-recent skips it.
@@ -2696,12 +2712,13 @@ pub(crate) mod tests {
             assert_eq!(state, IndexState::Fresh, "{name}");
             assert_eq!(dump(&store), expected, "{name}");
             let tables = store.tables.as_ref().expect("a sidecar is open");
-            let pages = |table| redb::ReadableTableMetadata::len(table).expect("len");
+            let entries = |table, name| id_table::tests::stored_entries(table, name).len();
             match pages_min {
                 // Every other flush drains (one page of new ids each, drained past one).
-                Some(_) => assert!(pages(&tables.ids) > 0, "ids-recent was drained"),
+                Some(_) => assert!(entries(&tables.ids, IDS_NAME) > 0, "ids-recent was drained"),
                 None => assert!(
-                    pages(&tables.ids) == 0 && pages(&tables.ids_recent) > 0,
+                    entries(&tables.ids, IDS_NAME) == 0
+                        && entries(&tables.ids_recent, IDS_RECENT_NAME) > 0,
                     "the ids stayed in ids-recent"
                 ),
             }
@@ -2733,11 +2750,11 @@ pub(crate) mod tests {
         std::fs::write(&path, &log[..second]).expect("extend to the half");
         let (mut behind, _) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("B");
         behind.flush(&storage).expect("B flushes");
-        let recent_pages = |store: &Store| {
+        let recent_entries = |store: &Store| {
             let tables = store.tables.as_ref().expect("tables");
-            redb::ReadableTableMetadata::len(&tables.ids_recent).expect("len")
+            id_table::tests::stored_entries(&tables.ids_recent, IDS_RECENT_NAME).len()
         };
-        assert!(recent_pages(&behind) > 0, "B's ids are in ids-recent");
+        assert!(recent_entries(&behind) > 0, "B's ids are in ids-recent");
         // A, still on the first quarter's index, catches up with the whole log and flushes
         // with a drain: it writes only the lines after B's.
         std::fs::write(&path, &log).expect("the whole log");
@@ -2749,7 +2766,7 @@ pub(crate) mod tests {
         drop((ahead, behind));
         let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
         assert_eq!(state, IndexState::Fresh);
-        assert_eq!(recent_pages(&store), 0, "the flush drained ids-recent");
+        assert_eq!(recent_entries(&store), 0, "the flush drained ids-recent");
         assert_eq!(dump(&store), expected);
     }
 
