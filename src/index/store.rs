@@ -26,7 +26,7 @@ use crate::storage::{FileIdentity, LogStorage, read_exact_at};
 
 /// Bumped whenever a table or a layout changes, or the rules that derive records from lines
 /// (format-spec/index.md §6); an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// The rebuild reason ([`IndexState::Rebuilt`]) of an index of another schema version.
 pub const SCHEMA_CHANGED_REASON: &str = "index schema version differs";
