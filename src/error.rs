@@ -35,7 +35,7 @@ pub enum Error {
     },
 
     /// An entry named by the caller does not exist.
-    #[error("{path}: entry {id:?} not found")]
+    #[error("{path}: no entry has the id {}", quoted(id))]
     EntryNotFound { path: PathBuf, id: String },
 
     /// Another writer appended a child of this handle's leaf since it last looked, so this
@@ -53,6 +53,12 @@ pub enum Error {
     /// An earlier write or sync failed; nothing more is written until the session is reopened.
     #[error("{path}: writes refused after an earlier I/O failure ({reason}); reopen the session")]
     Poisoned { path: PathBuf, reason: String },
+
+    /// An append refused before anything was written, because pi would not read the log
+    /// with the new entry as treelog does (no header pi reads, a version pi migrates, not a
+    /// session log at all).
+    #[error("{path}: {reason}; nothing was written")]
+    AppendRefused { path: PathBuf, reason: String },
 
     /// The caller passed something unusable (invalid JSON, an unknown option).
     #[error("{path}: {reason}")]
@@ -73,6 +79,12 @@ impl Error {
             source,
         }
     }
+}
+
+/// An id as the user would type it: in double quotes, with JSON's escapes for quotes,
+/// backslashes and control characters (never Rust's debug escapes).
+fn quoted(id: &str) -> String {
+    serde_json::to_string(id).unwrap_or_else(|_| format!("\"{id}\""))
 }
 
 /// The leaf a conflict names, in words: its id, or the start of the session.

@@ -24,7 +24,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::format::json_scan;
 use crate::format::line::{
-    Line, classify, is_complete_last_line, json_text_str, relink, with_field,
+    Line, OpaqueLine, OpaqueReason, classify, is_complete_last_line, json_text_str, relink,
+    with_field,
 };
 use crate::format::write::{encode_header, json_string};
 use crate::index::sidecar_path;
@@ -216,6 +217,19 @@ fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
+/// Whether a line decides the header: the first line that is JSON does (format-spec/log.md
+/// §2); blank lines and lines that are not JSON before it are skipped, as pi skips them.
+fn decides_header(bytes: &[u8]) -> bool {
+    !matches!(
+        classify(&String::from_utf8_lossy(bytes), false, true),
+        Line::Blank
+            | Line::Opaque(OpaqueLine {
+                reason: OpaqueReason::InvalidJson(_),
+                ..
+            })
+    )
+}
+
 fn is_header(bytes: &[u8]) -> bool {
     matches!(
         classify(&String::from_utf8_lossy(bytes), false, true),
@@ -229,7 +243,14 @@ fn restore_header(
     fixes: &mut Vec<Fix>,
     cwd: &str,
 ) -> Result<()> {
-    let Some(first) = lines.iter().position(|line| !is_blank(&line.bytes)) else {
+    let Some(first) = lines
+        .iter()
+        .position(|line| decides_header(&line.bytes))
+        .or_else(|| {
+            // No line is JSON: the header goes above the first non-blank line.
+            lines.iter().position(|line| !is_blank(&line.bytes))
+        })
+    else {
         // An empty log is a valid new session: its header is written with the first entry.
         return Ok(());
     };
@@ -326,7 +347,7 @@ fn invalid(path: &Path, error: serde_json::Error) -> Error {
 
 /// Migrates a version 1 or 2 log to version 3, in place.
 fn migrate(path: &Path, lines: &mut [PlanLine], fixes: &mut Vec<Fix>) -> Result<()> {
-    let Some(header_index) = lines.iter().position(|line| !is_blank(&line.bytes)) else {
+    let Some(header_index) = lines.iter().position(|line| decides_header(&line.bytes)) else {
         return Ok(());
     };
     let version = match classify(

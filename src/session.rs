@@ -5,8 +5,9 @@
 //! 2. take the log's exclusive advisory lock;
 //! 3. catch up with lines other processes appended, and apply the conflict rule;
 //! 4. write the new line(s) with one `O_APPEND` write (a `\n` first if the log ends in a torn
-//!    line or in a complete last line without its `\n`; the header first if the log has no
-//!    non-blank line);
+//!    line or in a complete last line without its `\n`; the header first if no line of the
+//!    log is JSON; refused, nothing written, if the log has no header pi reads first or is
+//!    v1/v2);
 //! 5. fsync the log as the durability policy says;
 //! 6. index the new lines: from memory when the log's length shows that it holds exactly the
 //!    bytes written after the indexed ones, else read back, so the index sees exactly the file;
@@ -654,6 +655,10 @@ impl Session {
     pub fn path(&self, leaf: Option<&str>) -> Result<Vec<Entry>> {
         self.answering(|session| {
             let leaf_seq = session.leaf_or(leaf)?;
+            if leaf_seq == SEQ_NONE {
+                // No entry yet (an empty or header-only log), or a reset leaf: an empty path.
+                return Ok(Vec::new());
+            }
             tree::path_to_root(session.store(), leaf_seq)?
                 .into_iter()
                 .map(|(seq, record)| session.entry_from(seq, &record))
@@ -1185,17 +1190,21 @@ impl Session {
         let only_bom = self.store().indexed_len_bytes == 0
             && crate::storage::holds_only_bom(self.storage.as_ref(), log_len)
                 .map_err(|e| Error::io(self.storage.path(), "read", e))?;
-        if (log_len > self.store().indexed_len_bytes && !only_bom) || self.store().unterminated {
+        let torn = log_len > self.store.indexed_len_bytes && !only_bom;
+        // No line of the log is JSON yet (it is empty, blank, or a torn first write): nothing
+        // in it was acknowledged, and this append writes the handle's header, after the `\n`
+        // that ends a torn fragment, so the log does not stay headerless (format-spec/log.md
+        // §2). A log with a header that pi would not read first, or in a version pi migrates,
+        // is refused.
+        let writes_header = self.store.settled_legacy_v1().is_none();
+        if !writes_header {
+            self.check_appendable()?;
+        }
+        if torn || self.store.unterminated {
             // A torn last line, or a complete one without its `\n`: end it, so the new entry
             // is not glued onto it.
             text.push('\n');
         }
-        // A log without a non-blank line (empty, or blank lines only) has no header yet: this
-        // append writes the handle's, so that the log does not stay headerless (pi rewrites a
-        // log whose first line is not a header). After a torn tail the torn bytes become the
-        // first line, so none is written.
-        let writes_header = (log_len == self.store().indexed_len_bytes || only_bom)
-            && self.store().settled_legacy_v1().is_none();
         if writes_header {
             text.push_str(&self.header.json);
             text.push('\n');
@@ -1288,6 +1297,32 @@ impl Session {
                 offset_bytes: log_len,
                 reason: format!("the appended entry {id} was not found when the log was read back"),
             })
+    }
+
+    /// Refuses an append to a log whose header pi would not read, or that pi migrates on
+    /// load: what the append wrote would not be read back by pi as it is by treelog
+    /// (format-spec/log.md §2, §6, §8).
+    fn check_appendable(&self) -> Result<()> {
+        let state = &self.store.state;
+        let reason = if state.header_recovered {
+            format!(
+                "the log has no session header (its first line that is JSON, at byte {}, is not one): pi would not read an entry appended to it (pi 1.6 refuses the file, pi 0.73.1 replaces it with a new header and loses the rest); `treelog repair {} --apply` writes a header first",
+                state.header_offset_bytes,
+                self.log_path().display()
+            )
+        } else if state.header_version < crate::format::CURRENT_VERSION {
+            format!(
+                "the log is a version {} session, which pi migrates on every load, giving its entries new ids and parents: an entry appended now would name a parent that only treelog's in-memory migration has; `treelog repair {} --apply` migrates it to version 3 first",
+                state.header_version,
+                self.log_path().display()
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::AppendRefused {
+            path: self.log_path().to_path_buf(),
+            reason,
+        })
     }
 
     /// A handle opened on an empty log made its header up, to write it with its first append.

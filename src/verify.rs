@@ -286,6 +286,8 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
     let mut header_seen = false;
     let mut header_recovered = false;
     let mut header_version = 3;
+    // Non-blank lines read while no line had decided the header (lines that are not JSON).
+    let mut non_json_before_header = 0u64;
     let mut offset = 0u64;
     let mut line_number = 0u64;
     let mut bytes = Vec::new();
@@ -382,6 +384,16 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
         let first_line = !header_seen && !header_recovered;
         let legacy_v1 = header_version < 2 && !header_recovered && !first_line;
         let line = classify(&text, legacy_v1, first_line);
+        // A line that is not JSON does not decide the header: the first line that is JSON
+        // does, as for pi (format-spec/log.md §2).
+        let first_line = first_line
+            && !matches!(
+                &line,
+                Line::Opaque(opaque) if matches!(opaque.reason, OpaqueReason::InvalidJson(_))
+            );
+        if !header_seen && !header_recovered && !matches!(line, Line::Blank) {
+            non_json_before_header += 1;
+        }
         let (id, parent) = match &line {
             Line::Blank => continue,
             Line::Header(header) => {
@@ -471,9 +483,12 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
                     };
                     let what = match &opaque.reason {
                         OpaqueReason::ExtraHeader => {
-                            "a second session header (kept verbatim, ignored)".to_string()
+                            "a second session header (kept verbatim, ignored; nothing to repair)"
+                                .to_string()
                         }
-                        reason => format!("{reason}: kept verbatim, not an entry"),
+                        reason => format!(
+                            "{reason}: kept verbatim, not an entry (pi skips it too; nothing to repair)"
+                        ),
                     };
                     problems.push(kind, Some(line_number), Some(line_offset), what);
                 }
@@ -519,8 +534,16 @@ fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
         }
         last_parent.insert(id.as_ref().into(), parent.map(|p| p.as_ref().into()));
     }
-    if !header_seen && !header_recovered {
-        report_header(problems, 1, 0, "empty log: no header");
+    // A log without a non-blank line is a new, empty session (log.md §2): its first append
+    // writes the header, and there is nothing to repair. One whose lines are all not JSON
+    // (a torn first write, random bytes) has no header either; `treelog repair` writes one.
+    if !header_seen && !header_recovered && non_json_before_header > 0 {
+        report_header(
+            problems,
+            1,
+            0,
+            "no header: no line of the log is JSON, so none is a session header",
+        );
     }
     for (id, parent, line, offset) in dangling {
         let later = first_seen
@@ -562,7 +585,7 @@ fn torn_tail(problems: &mut Problems, line: u64, offset: u64, len: u64, bytes: O
         ProblemKind::TornTail,
         Some(line),
         Some(offset),
-        format!("torn tail: {len} bytes after the last newline ({what}); it is not read until a newline ends it"),
+        format!("torn tail: {len} bytes after the last newline ({what}); it is not read until a newline ends it (`treelog repair` cuts it)"),
     );
 }
 

@@ -432,6 +432,15 @@ fn torn_len(image: &[u8]) -> usize {
     }
 }
 
+/// Whether the first line of `image` that parses as JSON (pi's `entries[0]`) exists and is
+/// not a session header.
+fn first_json_is_no_header(image: &[u8]) -> bool {
+    let first = image
+        .split(|byte| *byte == b'\n')
+        .find_map(|line| serde_json::from_slice::<serde_json::Value>(line).ok());
+    first.is_some_and(|value| value["type"] != "session" || !value["id"].is_string())
+}
+
 /// Opens `image` as a crash left it and checks every promise; returns the torn tail's length.
 fn check_image(image: &[u8], required: &[&Acked], what: &str) -> usize {
     let torn_len = torn_len(image);
@@ -458,9 +467,27 @@ fn check_image(image: &[u8], required: &[&Acked], what: &str) -> usize {
         "{what}: torn tail length"
     );
 
-    // The next append is a line of its own, and nothing before it changes.
-    let next = session
-        .append_message(r#"{"role":"user","content":"after the crash","timestamp":9}"#)
+    // The next append is a line of its own, and nothing before it changes; unless the first
+    // line of the image that is JSON is no header (a machine crash zeroed the header, its
+    // entries survived): pi would not read an entry appended then, and the append is
+    // refused, nothing written (format-spec/log.md §2).
+    let appended =
+        session.append_message(r#"{"role":"user","content":"after the crash","timestamp":9}"#);
+    if first_json_is_no_header(image) {
+        let error = appended.expect_err(what);
+        assert!(
+            matches!(error, treelog::Error::AppendRefused { .. }),
+            "{what}: {error}"
+        );
+        drop(session);
+        assert_eq!(
+            disk.lock().expect("disk lock").written,
+            image,
+            "{what}: a refused append wrote"
+        );
+        return torn_len;
+    }
+    let next = appended
         .unwrap_or_else(|error| panic!("{what}: appending after reopening failed: {error}"));
     drop(session);
     let after = disk.lock().expect("disk lock").written.clone();

@@ -43,6 +43,8 @@ enum IdTarget {
 #[derive(Clone, Debug, Default)]
 struct Model {
     header_id: Option<String>,
+    /// A line that is JSON was read: it decided the header (`header_id` when it is one).
+    decided: bool,
     recovered: bool,
     entries: Vec<ModelEntry>,
     ids: HashMap<String, IdTarget>,
@@ -153,8 +155,13 @@ impl Model {
                 .map_or(read_len, |at| offset + at);
             let text = String::from_utf8_lossy(&bytes[offset..end]).into_owned();
             if !text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+                // The first line that is JSON decides the header (log.md §2).
+                let json = serde_json::from_str::<Value>(&text).is_ok();
                 model.line(offset, text, first);
-                first = false;
+                if json {
+                    first = false;
+                    model.decided = true;
+                }
             }
             offset = end + 1;
         }
@@ -948,12 +955,12 @@ fn append_raw(path: &Path, bytes: &[u8]) {
     file.write_all(bytes).unwrap();
 }
 
-/// Whether `bytes` hold a non-blank line (complete or not): the line that decides the header.
+/// Whether `bytes` hold a line that is JSON (complete or not): the line that decides the
+/// header (log.md §2).
 fn has_first_line(bytes: &[u8]) -> bool {
-    bytes.split(|byte| *byte == b'\n').any(|line| {
-        line.iter()
-            .any(|byte| !matches!(byte, b' ' | b'\t' | b'\r'))
-    })
+    bytes
+        .split(|byte| *byte == b'\n')
+        .any(|line| serde_json::from_str::<Value>(&String::from_utf8_lossy(line)).is_ok())
 }
 
 fn is_entry_id(id: &str) -> bool {
@@ -1180,6 +1187,21 @@ impl Harness {
         } else if self.handle.leaf == base.log_leaf {
             self.handle.leaf = now.log_leaf;
         }
+        if now.decided && now.header_id.is_none() {
+            // No header pi reads first: pi would not read the entry, so nothing is written.
+            let result = call.run(self.session());
+            assert!(
+                matches!(result, Err(Error::AppendRefused { .. })),
+                "{result:?}"
+            );
+            assert_eq!(read(&self.path), before, "a refused append writes nothing");
+            // Unlike a conflict, a refusal leaves no base behind: the next append checks only
+            // the lines written after this one.
+            self.handle.seen_len = now.read_len;
+            self.handle.base_len = now.read_len;
+            self.handle.header_pending = false;
+            return;
+        }
         let ids = call.run(self.session()).unwrap();
         assert!(ids.iter().all(|id| is_entry_id(id)), "{ids:?}");
         let after = read(&self.path);
@@ -1194,9 +1216,9 @@ impl Harness {
         }
         let text = std::str::from_utf8(written).unwrap();
         let mut lines: Vec<&str> = text.strip_suffix('\n').unwrap().split('\n').collect();
-        // A log without a non-blank line gets the handle's header, unless it ended in a torn
-        // line (which becomes its first line).
-        if now.complete_len == before.len() && !has_first_line(&before) {
+        // A log without a line that is JSON gets the handle's header, after the `\n` that
+        // ends a torn line (log.md §2: the header is never lost).
+        if !now.decided {
             let header: Map<String, Value> = serde_json::from_str(lines.remove(0)).unwrap();
             let keys: Vec<&str> = header.keys().map(String::as_str).collect();
             assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd"]);

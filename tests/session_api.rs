@@ -188,7 +188,12 @@ fn blank_only_log_gets_a_header() {
     );
     session.refresh().unwrap();
     assert_eq!(session.header(), &made_up, "the made-up header is kept");
-    session.append_message(&user("second")).unwrap();
+    // pi would not read an entry appended to a log whose first line is an entry: refused.
+    let refused = session.append_message(&user("second")).unwrap_err();
+    assert!(
+        matches!(refused, treelog::Error::AppendRefused { .. }),
+        "{refused}"
+    );
     assert_eq!(session.header(), &made_up);
     assert_eq!(
         std::fs::read_to_string(&headerless)

@@ -111,7 +111,19 @@ impl Store {
             return self.apply_opaque(offset_bytes, len_bytes, crc32, opaque);
         };
         let line = classify_bytes(bytes, settled_legacy_v1.unwrap_or(false), first_line);
-        if first_line && line != Line::Blank {
+        // The first line that is JSON decides the header, as pi takes the first line that
+        // parses as its `entries[0]` (format-spec/log.md §2): a line before it that is not
+        // JSON (a torn first write, ended by the next append's `\n`) is an opaque record.
+        let first_line = first_line
+            && !matches!(
+                line,
+                Line::Blank
+                    | Line::Opaque(OpaqueLine {
+                        reason: OpaqueReason::InvalidJson(_),
+                        ..
+                    })
+            );
+        if first_line {
             self.state.header_offset_bytes = offset_bytes;
             self.state.header_len_bytes = len_bytes;
             self.first_line_hash = *blake3::hash(bytes).as_bytes();

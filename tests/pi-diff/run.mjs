@@ -20,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { deepEqual, firstDifference, loadPi, parseArgs } from "./common.mjs";
 import { generateTranscript } from "./generate.mjs";
 import { computeOracle, oracleAgreement } from "./oracle.mjs";
+import { checkTornFirstWrite } from "./torn_first_write.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -392,6 +393,25 @@ async function main() {
       if (!args.keep) rmSync(fileScratch, { recursive: true, force: true });
       const failed = results.failed.length - before;
       console.log(`${label}: ${oracle.leaves.length} leaves, ${failed === 0 ? "same answers" : `${failed} difference(s)`}`);
+    }
+    // The first write of a new log cut at every byte, then a treelog append: both pi versions
+    // read the file as it is, with its header and every acknowledged entry (log.md §2).
+    if (!args.files) {
+      const tornScratch = mkdtempSync(join(scratch, "torn-"));
+      const torn = checkTornFirstWrite({ treelog, pis: [pi16, pi073], scratch: tornScratch });
+      results.passed += torn.passed;
+      for (const failure of torn.failures) {
+        results.failed.push({
+          file: "torn first write",
+          pi: failure.pi,
+          mode: `cut at byte ${failure.offset}`,
+          leaf: null,
+          seq: sequence++,
+          answer: "acknowledged entries",
+          detail: failure.detail,
+        });
+      }
+      console.log(`torn first write: ${torn.offsets} cuts, ${torn.failures.length === 0 ? "every acknowledged entry read by both pi versions" : `${torn.failures.length} failure(s)`}`);
     }
   } finally {
     if (!args.keep) rmSync(scratch, { recursive: true, force: true });

@@ -878,3 +878,354 @@ fn human_info_and_unfolded_tree() {
     assert_eq!(tree.lines().count(), 201);
     assert!(!tree.contains("more entries"));
 }
+
+// --- Bad input gets a clear answer (issue 22, items 4 and 5) -------------------------------
+
+const USER: &str = "{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}\n";
+
+/// Bytes that look like nothing: a fixed pseudo-random stream with a newline now and then.
+fn random_bytes(len: usize) -> Vec<u8> {
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// `context`, `path`, `tree`, `info` and `export` refuse a file that holds neither a session
+/// header nor an entry (random bytes, lines of other JSON, a torn first write) with exit 2
+/// and "FILE: not a session log", instead of answering as if it were an empty session.
+#[test]
+fn reading_commands_refuse_what_is_not_a_session_log() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = [
+        ("random.jsonl", random_bytes(100_000)),
+        ("json.jsonl", b"[1,2,3]\n{\"a\":1}\n".to_vec()),
+        ("torn.jsonl", b"{\"type\":\"session\",\"v".to_vec()),
+    ];
+    for (name, bytes) in files {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        for command in [
+            &["context"][..],
+            &["path"],
+            &["tree"],
+            &["tree", "--json"],
+            &["info"],
+            &["info", "--json"],
+            &["export"],
+            &["export", "--format", "json"],
+        ] {
+            let mut args = command.to_vec();
+            args.insert(1, arg(&path));
+            let output = treelog(&args, "");
+            assert_exit(&output, 2);
+            let expected = format!(
+                "treelog: {}: not a session log: it holds neither a session header nor an entry (",
+                path.display()
+            );
+            assert!(
+                stderr(&output).starts_with(&expected),
+                "{name} {command:?}: {}",
+                stderr(&output)
+            );
+            assert!(stdout(&output).is_empty(), "{name} {command:?}");
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}: changed");
+    }
+}
+
+/// An empty (0-byte) log is a new, empty session: the reading commands answer it as one,
+/// `info` shows no made-up header ("none yet"), `export` says there is nothing to export,
+/// `verify` finds it clean and `repair` has nothing to do, and `append` writes the header.
+#[test]
+fn empty_log_is_a_new_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("empty.jsonl");
+    std::fs::write(&path, b"").unwrap();
+    let p = arg(&path);
+    assert_eq!(
+        run_ok(&["context", p]),
+        "{\"messages\":[],\"thinkingLevel\":\"off\",\"model\":null}\n"
+    );
+    assert_eq!(run_ok(&["path", p]), "");
+    assert_eq!(run_ok(&["tree", p]), "(no entries)\n");
+    let info: Value = serde_json::from_str(&run_ok(&["info", p, "--json"])).unwrap();
+    assert_eq!(info["header"], Value::Null);
+    assert_eq!(info["empty"], true);
+    let text = run_ok(&["info", p]);
+    assert!(
+        text.contains("header:      none yet (empty log: the first append writes one)"),
+        "{text}"
+    );
+    assert!(!text.contains("header:      ok"), "{text}");
+    let output = treelog(&["export", p], "");
+    assert_exit(&output, 2);
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "treelog: {p}: empty log: nothing to export yet (no session header and no entry)\n"
+        )
+    );
+    assert!(stdout(&output).is_empty());
+    assert!(run_ok(&["verify", p]).contains(": ok ("));
+    assert_eq!(run_ok(&["repair", p]), format!("{p}: nothing to repair\n"));
+    let output = treelog(&["append", p], USER);
+    assert_exit(&output, 0);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("{\"type\":\"session\",\"version\":3,"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 2);
+}
+
+/// `export` computes before it writes: an unknown `--leaf` leaves stdout empty and says
+/// which id is unknown, in both formats; a log with a header and no entry exports a
+/// document without entries (it failed with "index: record 18446744073709551615 is missing").
+#[test]
+fn export_reports_before_writing() {
+    let (_dir, path) = sample_copy();
+    let p = arg(&path);
+    for format in ["markdown", "json"] {
+        let output = treelog(&["export", p, "--leaf", "zzz", "--format", format], "");
+        assert_exit(&output, 2);
+        assert!(stdout(&output).is_empty(), "{format}: {}", stdout(&output));
+        assert_eq!(
+            stderr(&output),
+            format!("treelog: {p}: no entry has the id \"zzz\"\n"),
+            "{format}"
+        );
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let header = sample_lines()[0].clone();
+    let only_header = write_lines(dir.path(), "header.jsonl", &[header]);
+    let markdown = run_ok(&["export", arg(&only_header)]);
+    assert!(markdown.starts_with("# Session "), "{markdown}");
+    assert!(!markdown.contains("## "), "{markdown}");
+    assert_eq!(
+        run_ok(&["export", arg(&only_header), "--format", "json"]),
+        "{\"messages\":[],\"thinkingLevel\":\"off\",\"model\":null}\n"
+    );
+}
+
+/// `verify` tells the user to run `treelog repair` exactly when `repair` has a fix to make:
+/// an empty log and a torn tail that a later append ended with a newline need none (verify
+/// does not advise it), a torn tail, a missing header and a version 1 log do.
+#[test]
+fn verify_advises_repair_only_when_repair_repairs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let lines = sample_lines();
+    let header = lines[0].clone();
+    let entry = lines[1].clone();
+    let torn_closed = dir.path().join("torn-closed.jsonl");
+    std::fs::write(
+        &torn_closed,
+        format!("{header}\n{entry}\n{{\"type\":\"mess"),
+    )
+    .unwrap();
+    assert_exit(&treelog(&["append", arg(&torn_closed)], USER), 0);
+    let cases = [
+        (dir.path().join("empty.jsonl"), String::new(), false),
+        (torn_closed, String::new(), false),
+        (
+            dir.path().join("torn.jsonl"),
+            format!("{header}\n{entry}\n{{\"type\":\"mess"),
+            true,
+        ),
+        (
+            dir.path().join("headerless.jsonl"),
+            format!("{entry}\n"),
+            true,
+        ),
+        (
+            dir.path().join("v1.jsonl"),
+            "{\"type\":\"session\",\"id\":\"v1\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"type\":\"message\",\"timestamp\":\"2024-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"one\",\"timestamp\":1}}\n".into(),
+            true,
+        ),
+    ];
+    for (path, text, repairable) in cases {
+        if !text.is_empty() || !path.exists() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let p = arg(&path);
+        let verify = treelog(&["verify", p], "");
+        let advice = stdout(&verify).contains("treelog repair");
+        let repair = run_ok(&["repair", p]);
+        let nothing = repair == format!("{p}: nothing to repair\n");
+        assert_eq!(advice, repairable, "{p}: verify said {}", stdout(&verify));
+        assert_eq!(!nothing, repairable, "{p}: repair said {repair}");
+        if !repairable {
+            // What verify reports without advising repair is kept as it is (a line pi skips
+            // too), or nothing at all.
+            assert!(!stdout(&verify).contains("treelog repair"));
+        }
+    }
+}
+
+/// `append` refuses a message whose shape pi 1.6 would not read back (no numeric
+/// `timestamp`, no `content` or one of the wrong kind), naming the stdin line, and writes
+/// nothing.
+#[test]
+fn append_refuses_a_message_pi_cannot_read() {
+    let (_dir, path) = sample_copy();
+    let before = std::fs::read(&path).unwrap();
+    for (input, message) in [
+        (
+            "{\"role\":\"user\",\"content\":\"x\"}",
+            "a user message needs a numeric \"timestamp\" (epoch milliseconds, as pi writes Date.now())",
+        ),
+        (
+            "{\"role\":\"user\",\"content\":\"x\",\"timestamp\":\"2025-01-01T00:00:00Z\"}",
+            "a user message needs a numeric \"timestamp\" (epoch milliseconds, as pi writes Date.now()), not \"2025-01-01T00:00:00Z\"",
+        ),
+        (
+            "{\"role\":\"user\",\"timestamp\":1}",
+            "a user message needs a \"content\": a string or an array of content blocks (objects such as {\"type\":\"text\",\"text\":...})",
+        ),
+        (
+            "{\"role\":\"user\",\"content\":7,\"timestamp\":1}",
+            "the \"content\" of a user message must be a string or an array of content blocks (objects such as {\"type\":\"text\",\"text\":...}), not 7",
+        ),
+        (
+            "{\"role\":\"user\",\"content\":[\"x\"],\"timestamp\":1}",
+            "the \"content\" of a user message must be a string or an array of content blocks (objects such as {\"type\":\"text\",\"text\":...}), not [\"x\"]",
+        ),
+        (
+            "{\"type\":\"message\",\"message\":{\"role\":\"assistant\",\"content\":\"hi\",\"timestamp\":1}}",
+            "the \"content\" of a assistant message must be an array of content blocks (objects such as {\"type\":\"text\",\"text\":...}), not \"hi\"",
+        ),
+    ] {
+        let output = treelog(&["append", arg(&path)], &format!("{USER}{input}\n"));
+        assert_exit(&output, 2);
+        assert_eq!(
+            stderr(&output),
+            format!("treelog: <stdin>:2: {message}\n"),
+            "{input}"
+        );
+        // The first line was appended (and acknowledged); the refused one was not.
+        assert_eq!(stdout(&output).lines().count(), 1, "{input}");
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(after.len() - before.len(), {
+            let text = String::from_utf8(after.clone()).unwrap();
+            text.lines().last().unwrap().len() + 1
+        });
+        std::fs::write(&path, &before).unwrap();
+        let _ = std::fs::remove_file(treelog::sidecar_path(&path));
+    }
+}
+
+/// `append` to a version 1 log or to a log without a header is refused with exit 2 and a
+/// pointer to `treelog repair` (it wrote a parentId that only the in-memory migration has,
+/// or an entry pi would not read); after `repair --apply`, the append lands and the log
+/// verifies clean.
+#[test]
+fn append_to_legacy_or_headerless_log_points_to_repair() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let entry = sample_lines()[1].clone();
+    for (name, text, words) in [
+        (
+            "v1.jsonl",
+            "{\"type\":\"session\",\"id\":\"v1\",\"timestamp\":\"2024-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"type\":\"message\",\"timestamp\":\"2024-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"one\",\"timestamp\":1}}\n".to_string(),
+            "the log is a version 1 session, which pi migrates on every load",
+        ),
+        (
+            "headerless.jsonl",
+            format!("{entry}\n"),
+            "the log has no session header (its first line that is JSON, at byte 0, is not one)",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        let p = arg(&path);
+        let output = treelog(&["append", p], USER);
+        assert_exit(&output, 2);
+        let error = stderr(&output);
+        assert!(error.starts_with(&format!("treelog: {p}: {words}")), "{error}");
+        assert!(
+            error.ends_with(&format!(
+                "`treelog repair {p} --apply` {}; nothing was written\n",
+                if name == "v1.jsonl" {
+                    "migrates it to version 3 first"
+                } else {
+                    "writes a header first"
+                }
+            )),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        assert!(run_ok(&["repair", p, "--apply"]).contains("fix(es) applied"));
+        let output = treelog(&["append", p], USER);
+        assert_exit(&output, 0);
+        let verify = treelog(&["verify", p, "--json"], "");
+        assert_exit(&verify, 0);
+    }
+}
+
+/// The header is never lost: the first write of a new log as treelog writes it (header and
+/// first entry), cut at every byte offset, then `treelog append`: the file pi then reads has
+/// a session header first (pi takes the first line that parses as JSON) and holds every
+/// acknowledged entry. With TREELOG_PI_NODE set (a Node 24 with tests/pi-diff installed), pi
+/// 1.6.0 and 0.73.1 themselves check the same (tests/pi-diff/torn_first_write.mjs).
+#[test]
+fn torn_first_write_keeps_every_acknowledged_entry() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = dir.path().join("first.jsonl");
+    let output = treelog(&["append", arg(&first)], USER);
+    assert_exit(&output, 0);
+    let first_id = stdout(&output).trim().to_string();
+    let whole = std::fs::read(&first).unwrap();
+    for offset in 0..=whole.len() {
+        let path = dir.path().join(format!("cut-{offset}.jsonl"));
+        std::fs::write(&path, &whole[..offset]).unwrap();
+        let output = treelog(&["append", arg(&path)], USER);
+        assert_exit(&output, 0);
+        let mut acknowledged = vec![stdout(&output).trim().to_string()];
+        if offset == whole.len() {
+            acknowledged.push(first_id.clone());
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(
+            bytes.starts_with(&whole[..offset]),
+            "cut at {offset}: rewritten"
+        );
+        // pi's reading (both versions): lines split on `\n`, blank ones skipped, the ones
+        // that do not parse dropped; the first parsed value must be the header.
+        let parsed: Vec<Value> = bytes
+            .split(|b| *b == b'\n')
+            .filter(|line| !String::from_utf8_lossy(line).trim().is_empty())
+            .filter_map(|line| serde_json::from_slice(line).ok())
+            .collect();
+        assert_eq!(parsed[0]["type"], "session", "cut at {offset}");
+        assert!(parsed[0]["id"].is_string(), "cut at {offset}");
+        let info: Value = serde_json::from_str(&run_ok(&["info", arg(&path), "--json"])).unwrap();
+        assert_eq!(info["header"]["id"], parsed[0]["id"], "cut at {offset}");
+        assert_eq!(info["headerRecovered"], false, "cut at {offset}");
+        for id in &acknowledged {
+            assert!(
+                parsed[1..].iter().any(|value| value["id"] == id.as_str()),
+                "cut at {offset}: acknowledged entry {id} not read"
+            );
+        }
+    }
+    if let Some(node) = std::env::var_os("TREELOG_PI_NODE") {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/pi-diff/torn_first_write.mjs");
+        let output = Command::new(node)
+            .arg(script)
+            .arg("--treelog")
+            .arg(env!("CARGO_BIN_EXE_treelog"))
+            .output()
+            .expect("run node");
+        assert!(
+            output.status.success(),
+            "pi's reading:\n{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}

@@ -122,7 +122,7 @@ fn append_lines(
         let fields = parse_object(text).map_err(|message| CliError::input(location(), message))?;
         let id = match fields.get("type") {
             None => {
-                check_role(text).map_err(|message| CliError::input(location(), message))?;
+                check_message(text).map_err(|message| CliError::input(location(), message))?;
                 session.append_message(text)?
             }
             Some(kind) => {
@@ -144,20 +144,75 @@ fn parse_object(text: &str) -> Result<HashMap<String, &RawValue>, String> {
     serde_json::from_str(text).map_err(|error| format!("not valid JSON: {error}"))
 }
 
-/// A message must say whose it is: pi reads `message.role` to build every context (a message
-/// without one would enter the model's context as nothing pi knows).
-fn check_role(message: &str) -> Result<(), String> {
-    let role = serde_json::from_str::<HashMap<String, &RawValue>>(message)
-        .ok()
-        .and_then(|fields| fields.get("role").map(|role| role.get().to_string()));
-    match role {
-        Some(role) if serde_json::from_str::<String>(&role).is_ok_and(|role| !role.is_empty()) => {
-            Ok(())
-        }
-        _ => Err(
+/// A message must have the shape pi 1.6's readers rely on, or pi would not read it back
+/// as treelog does:
+/// - a non-empty string `role`: every context is built from `message.role`;
+/// - a numeric `timestamp` (epoch milliseconds, pi's `Date.now()`): pi-ai's context-size
+///   estimate and pi's compaction compare message timestamps as numbers, and one that is
+///   missing or a string makes them NaN;
+/// - for `user`, `assistant`, `toolResult`, `system` and `custom` messages, a `content`
+///   that is a string or an array of objects (`assistant` and `toolResult`: an array),
+///   as pi writes it: pi's session list reads every user and assistant text with
+///   `content.filter(block => block.type === "text")`, which throws on anything else (the
+///   session then drops out of the list), and the providers walk an assistant's or a tool
+///   result's content as an array of blocks.
+fn check_message(message: &str) -> Result<(), String> {
+    let fields: HashMap<String, &RawValue> =
+        serde_json::from_str(message).map_err(|_| "a message must be a JSON object".to_string())?;
+    let role = fields
+        .get("role")
+        .and_then(|role| serde_json::from_str::<String>(role.get()).ok())
+        .filter(|role| !role.is_empty())
+        .ok_or_else(|| {
             "a message needs a string \"role\" (user, assistant, toolResult, system, custom, ...)"
-                .into(),
+                .to_string()
+        })?;
+    let timestamp = fields
+        .get("timestamp")
+        .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok());
+    if !timestamp.as_ref().is_some_and(|value| value.is_number()) {
+        return Err(format!(
+            "a {role} message needs a numeric \"timestamp\" (epoch milliseconds, as pi writes Date.now()){}",
+            match timestamp {
+                None => String::new(),
+                Some(other) => format!(", not {}", clip(&other.to_string())),
+            }
+        ));
+    }
+    let needs_array = matches!(role.as_str(), "assistant" | "toolResult");
+    if !needs_array && !matches!(role.as_str(), "user" | "system" | "custom") {
+        return Ok(());
+    }
+    let content = fields
+        .get("content")
+        .and_then(|raw| serde_json::from_str::<serde_json::Value>(raw.get()).ok());
+    let fits = match &content {
+        Some(serde_json::Value::String(_)) => !needs_array,
+        Some(serde_json::Value::Array(blocks)) => blocks.iter().all(|block| block.is_object()),
+        _ => false,
+    };
+    if fits {
+        return Ok(());
+    }
+    let wanted = if needs_array {
+        "an array of content blocks (objects such as {\"type\":\"text\",\"text\":...})"
+    } else {
+        "a string or an array of content blocks (objects such as {\"type\":\"text\",\"text\":...})"
+    };
+    Err(match content {
+        None => format!("a {role} message needs a \"content\": {wanted}"),
+        Some(other) => format!(
+            "the \"content\" of a {role} message must be {wanted}, not {}",
+            clip(&other.to_string())
         ),
+    })
+}
+
+/// A JSON value as shown in an error: at most 40 characters.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(40) {
+        Some((end, _)) => format!("{}...", &text[..end]),
+        None => text.to_string(),
     }
 }
 
@@ -220,7 +275,7 @@ fn append_entry(
     Ok(match kind.as_str() {
         "message" => {
             let message = required("message")?;
-            check_role(message).map_err(EntryError::Field)?;
+            check_message(message).map_err(EntryError::Field)?;
             session.append_message(message)?
         }
         "thinking_level_change" => {

@@ -60,7 +60,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         },
         ..SessionOptions::default()
     };
-    let session = super::open_existing(&args.file, options)?;
+    let session = super::open_session(&args.file, options)?;
     let leaf = args.leaf.as_deref();
     if args.entries {
         let mut json = String::from("[");

@@ -36,42 +36,60 @@ pub enum Format {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
-    let session = super::open_default(&args.file)?;
+    let mut session = super::open_default(&args.file)?;
+    if super::content(&mut session)? == super::Content::Empty {
+        return Err(CliError::input(
+            args.file.display().to_string(),
+            "empty log: nothing to export yet (no session header and no entry)",
+        ));
+    }
+    // Everything is computed before the first byte is written, so an error (an unknown
+    // --leaf) leaves no half document on stdout.
     match args.format {
-        Format::Json => out.line(&session.build_context(args.leaf.as_deref())?.to_json()),
-        Format::Markdown => markdown(&session, args.leaf.as_deref(), out),
+        Format::Json => {
+            let json = session.build_context(args.leaf.as_deref())?.to_json();
+            out.line(&json)
+        }
+        Format::Markdown => {
+            let document = markdown(&session, args.leaf.as_deref())?;
+            out.text_block(&document)
+        }
     }
 }
 
-fn markdown(session: &Session, leaf: Option<&str>, out: &mut Out) -> Result<(), CliError> {
+/// The Markdown document for the branch ending at `leaf`, each line ended by `\n`.
+fn markdown(session: &Session, leaf: Option<&str>) -> Result<String, CliError> {
+    let path = session.path(leaf)?;
     let header = session.header();
     let title = session
         .session_name()?
         .unwrap_or_else(|| format!("Session {}", header.id));
-    out.line(&format!("# {title}\n"))?;
-    out.line(&format!("- session: `{}`", header.id))?;
+    let mut document = format!("# {title}\n\n- session: `{}`\n", header.id);
     if let Some(cwd) = &header.cwd {
-        out.line(&format!("- cwd: `{cwd}`"))?;
+        document.push_str(&format!("- cwd: `{cwd}`\n"));
     }
     if let Some(created) = &header.timestamp {
-        out.line(&format!("- created: {created}"))?;
+        document.push_str(&format!("- created: {created}\n"));
     }
     let leaf_id = match leaf {
         Some(id) => Some(id.to_string()),
         None => session.leaf_id()?,
     };
     if let Some(id) = &leaf_id {
-        out.line(&format!("- leaf: `{id}`"))?;
+        document.push_str(&format!("- leaf: `{id}`\n"));
     }
-    for entry in session.path(leaf)? {
+    for entry in path {
         let value: Value = serde_json::from_str(&entry.json).unwrap_or(Value::Null);
         let text = render_entry(entry.kind, &value);
         if !text.is_empty() {
-            out.line("")?;
-            out.text_block(&text)?;
+            document.push('\n');
+            document.push_str(&text);
+            if !text.ends_with('\n') {
+                document.push('\n');
+            }
         }
     }
-    Ok(())
+    Ok(document)
 }
 
 /// A fenced code block whose fence is longer than any backtick run inside.

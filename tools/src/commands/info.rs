@@ -24,7 +24,15 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let mut session = super::open_default(&args.file)?;
-    let info = collect(&mut session)?;
+    let empty = super::content(&mut session)? == super::Content::Empty;
+    let mut info = collect(&mut session)?;
+    if empty {
+        // An empty log has no header yet: the one the handle made up (for its first append)
+        // is not the log's, so none is shown.
+        info["header"] = Value::Null;
+        info["headerRecovered"] = Value::Bool(false);
+        info["empty"] = Value::Bool(true);
+    }
     if args.json {
         out.line(&info.to_string())
     } else {
@@ -80,12 +88,16 @@ fn print_human(file: &std::path::Path, info: &Value, out: &mut Out) -> Result<()
     };
     let header = &info["header"];
     out.line(&format!("file:        {}", file.display()))?;
-    out.line(&format!(
-        "session:     {} (version {}, cwd {})",
-        text(&header["id"]),
-        text(&header["version"]),
-        text(&header["cwd"])
-    ))?;
+    if header.is_null() {
+        out.line("session:     - (empty log: no header yet; the first append writes one)")?;
+    } else {
+        out.line(&format!(
+            "session:     {} (version {}, cwd {})",
+            text(&header["id"]),
+            text(&header["version"]),
+            text(&header["cwd"])
+        ))?;
+    }
     out.line(&format!("created:     {}", text(&header["timestamp"])))?;
     if !header["parentSession"].is_null() {
         out.line(&format!("parent:      {}", text(&header["parentSession"])))?;
@@ -115,7 +127,9 @@ fn print_human(file: &std::path::Path, info: &Value, out: &mut Out) -> Result<()
         text(&info["indexedBytes"]),
         text(&info["tornTailBytes"])
     ))?;
-    let header_state = if info["headerRecovered"] == Value::Bool(true) {
+    let header_state = if header.is_null() {
+        "none yet (empty log: the first append writes one)"
+    } else if info["headerRecovered"] == Value::Bool(true) {
         "recovered: the log has no readable header; one was made up in memory"
     } else {
         "ok"

@@ -115,7 +115,58 @@ pub fn notice_rebuild(session: &Session) -> bool {
     }
 }
 
-/// Opens an existing log with the default options (index used and updated).
+/// Opens an existing log with the default options (index used and updated), for a command
+/// that reads it as a session ([`open_session`]).
 pub fn open_default(path: &Path) -> Result<Opened, CliError> {
-    open_existing(path, SessionOptions::default())
+    open_session(path, SessionOptions::default())
+}
+
+/// What a log holds, as the commands that read it as a session see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// A session header or at least one entry.
+    Session,
+    /// Nothing but blank lines (or nothing at all): a new, empty session, whose first append
+    /// writes its header.
+    Empty,
+}
+
+/// Opens an existing log for a command that reads it as a session (`context`, `path`,
+/// `tree`, `info`, `export`): a file that holds neither a session header nor an entry (random
+/// bytes, a torn first write, lines of other JSON) is refused as not a session log, rather
+/// than answered as an empty session.
+pub fn open_session(path: &Path, options: SessionOptions) -> Result<Opened, CliError> {
+    let mut session = open_existing(path, options)?;
+    content(&mut session)?;
+    Ok(session)
+}
+
+/// Whether `session`'s log is a session or an empty log; an error naming the file otherwise.
+pub fn content(session: &mut Session) -> Result<Content, CliError> {
+    let stats = session.stats()?;
+    let own_header = !session.header().recovered && stats.log_len_bytes > 0;
+    if own_header || stats.entry_count > 0 {
+        return Ok(Content::Session);
+    }
+    if stats.opaque_count == 0 && stats.torn_tail_bytes == 0 {
+        return Ok(Content::Empty);
+    }
+    let mut held = Vec::new();
+    if stats.opaque_count > 0 {
+        held.push(format!("{} line(s) that are neither", stats.opaque_count));
+    }
+    if stats.torn_tail_bytes > 0 {
+        held.push(format!(
+            "{} byte(s) after the last newline (a cut-off write)",
+            stats.torn_tail_bytes
+        ));
+    }
+    Err(CliError::input(
+        session.log_path().display().to_string(),
+        format!(
+            "not a session log: it holds neither a session header nor an entry ({} bytes: {})",
+            stats.log_len_bytes,
+            held.join(", ")
+        ),
+    ))
 }
