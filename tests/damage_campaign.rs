@@ -642,7 +642,7 @@ struct Tally {
     trials: u64,
     counts: BTreeMap<Class, u64>,
     caught_panics: u64,
-    /// The first failures, for the report.
+    /// The first failures of each class, for the report.
     examples: Vec<String>,
 }
 
@@ -667,6 +667,10 @@ fn install_panic_hook() {
             if CAMPAIGN_RUNNING.load(Ordering::SeqCst) {
                 PANICS.fetch_add(1, Ordering::SeqCst);
                 *LAST_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = info.to_string();
+                // One trial replayed (TREELOG_DAMAGE_ONLY=MODE:TRIAL): show every panic.
+                if std::env::var("TREELOG_DAMAGE_ONLY").is_ok_and(|only| only.contains(':')) {
+                    previous(info);
+                }
             } else {
                 previous(info);
             }
@@ -1025,12 +1029,20 @@ fn run_workers(config: &Config) -> Vec<TrialResult> {
         let stderr = stderr_reader.join().unwrap_or_default();
         if next < total && results[next].is_none() && (killed || !status.success()) {
             let class = if killed { Class::Hang } else { Class::Panic };
-            let tail: String = stderr.lines().rev().take(8).collect::<Vec<_>>().join(" | ");
+            let lines: Vec<&str> = stderr.lines().collect();
+            let tail = lines[lines.len().saturating_sub(12)..].join(" | ");
+            let (mode, trial) = config.positions()[next];
             results[next] = Some(TrialResult {
                 class,
                 caught: 0,
                 millis: 0,
-                detail: format!("trial position {next}: the worker died ({status}): {tail}"),
+                detail: format!(
+                    "{} trial {trial} (TREELOG_DAMAGE_SEED={:#x} TREELOG_DAMAGE_ONLY={}:{trial}): \
+                     the worker died ({status}): {tail}",
+                    mode.name(),
+                    config.seed,
+                    mode.name()
+                ),
             });
             next += 1;
         } else if next < total && results[next].is_none() && status.success() {
@@ -1069,7 +1081,13 @@ fn damaged_sidecars_answer_as_the_log() {
             result.class,
             Class::Error | Class::Wrong | Class::Hang | Class::Panic
         );
-        if failed && (tally.examples.len() < 3 || config.only.is_some()) {
+        // The first two failures of each class, or all of them for one mode.
+        let shown = tally
+            .examples
+            .iter()
+            .filter(|example| example.starts_with(&format!("{:?}:", result.class)))
+            .count();
+        if failed && (shown < 2 || config.only.is_some()) {
             tally
                 .examples
                 .push(format!("{:?}: {}", result.class, result.detail));
