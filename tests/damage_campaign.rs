@@ -31,7 +31,8 @@
 //! - `hangs`: the trial did not finish in `TRIAL_TIMEOUT`;
 //! - `panics`: a panic escaped treelog.
 //!
-//! `caught` counts panics that treelog caught itself (redb panics turned into `Error::Index`):
+//! `sticky` counts failed trials whose second open failed too (the damage stays until the
+//! sidecar is deleted or rebuilt by hand). `caught` counts panics that treelog caught itself (redb panics turned into `Error::Index`):
 //! they are not failures of the library, but the default panic hook prints them to stderr,
 //! where a CLI user sees them.
 //!
@@ -642,6 +643,8 @@ struct Tally {
     trials: u64,
     counts: BTreeMap<Class, u64>,
     caught_panics: u64,
+    /// Failed trials whose second open failed too.
+    sticky: u64,
     /// The first failures of each class, for the report.
     examples: Vec<String>,
 }
@@ -719,12 +722,18 @@ fn first_difference(got: &Reads, expected: &Reads) -> Option<String> {
     (got.len() != expected.len()).then(|| "more reads than expected".into())
 }
 
-fn classify(run: Option<Run>, expected: &Reads) -> (Class, String) {
+/// The class of a trial, what went wrong, and whether the second open still failed (an error
+/// or a wrong answer that stays until the sidecar is deleted).
+fn classify(run: Option<Run>, expected: &Reads) -> (Class, String, bool) {
     let Some(run) = run else {
-        return (Class::Hang, format!("no answer in {TRIAL_TIMEOUT:?}"));
+        return (
+            Class::Hang,
+            format!("no answer in {TRIAL_TIMEOUT:?}"),
+            false,
+        );
     };
     let (first, second, log_kept) = match run {
-        Run::Panicked(message) => return (Class::Panic, message),
+        Run::Panicked(message) => return (Class::Panic, message, false),
         Run::Done {
             first,
             second,
@@ -732,36 +741,43 @@ fn classify(run: Option<Run>, expected: &Reads) -> (Class, String) {
         } => (first, second, log_kept),
     };
     if !log_kept {
-        return (Class::Wrong, "the log was changed".into());
+        return (Class::Wrong, "the log was changed".into(), false);
     }
-    let mut error = None;
-    for (which, open) in [("first open", &first), ("second open", &second)] {
+    let judge = |which: &str, open: &OpenRun| -> Option<(Class, String)> {
         match &open.reads {
-            Ok(got) => {
-                if let Some(difference) = first_difference(got, expected) {
-                    return (
-                        Class::Wrong,
-                        format!(
-                            "{which} ({:?} / {:?}): {difference}",
-                            open.state_at_open, open.state_after_reads
-                        ),
-                    );
-                }
-            }
-            Err(message) => {
-                error.get_or_insert_with(|| {
-                    format!("{which} ({:?}): {message}", open.state_at_open)
-                });
-            }
+            Ok(got) => first_difference(got, expected).map(|difference| {
+                (
+                    Class::Wrong,
+                    format!(
+                        "{which} ({:?} / {:?}): {difference}",
+                        open.state_at_open, open.state_after_reads
+                    ),
+                )
+            }),
+            Err(message) => Some((
+                Class::Error,
+                format!("{which} ({:?}): {message}", open.state_at_open),
+            )),
         }
-    }
-    if let Some(message) = error {
-        return (Class::Error, message);
+    };
+    let (in_first, in_second) = (judge("first open", &first), judge("second open", &second));
+    let sticky = in_second.is_some();
+    // A wrong answer in either open outweighs an error in the other.
+    let worst = match (in_first, in_second) {
+        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    };
+    if let Some((class, detail)) = worst {
+        return (class, detail, sticky);
     }
     if is_rebuilt(&first.state_at_open) || is_rebuilt(&first.state_after_reads) {
-        (Class::Rebuilt, format!("{:?}", first.state_after_reads))
+        (
+            Class::Rebuilt,
+            format!("{:?}", first.state_after_reads),
+            false,
+        )
     } else {
-        (Class::Right, String::new())
+        (Class::Right, String::new(), false)
     }
 }
 
@@ -904,7 +920,7 @@ fn worker(config: &Config, start: usize) {
         let panics = PANICS.load(Ordering::SeqCst) - panics_before;
         CAMPAIGN_RUNNING.store(false, Ordering::SeqCst);
 
-        let (class, detail) = classify(run, &expected);
+        let (class, detail, sticky) = classify(run, &expected);
         let caught = panics.saturating_sub(u64::from(class == Class::Panic));
         let detail = format!(
             "{} trial {trial} (seed {trial_seed:#x}; TREELOG_DAMAGE_SEED={:#x} \
@@ -916,8 +932,9 @@ fn worker(config: &Config, start: usize) {
         )
         .replace('\n', " ");
         println!(
-            "{RESULT_PREFIX}\t{position}\t{class:?}\t{caught}\t{}\t{detail}",
-            trial_started.elapsed().as_millis()
+            "{RESULT_PREFIX}\t{position}\t{class:?}\t{caught}\t{}\t{}\t{detail}",
+            trial_started.elapsed().as_millis(),
+            u8::from(sticky)
         );
         let _ = std::io::stdout().flush();
         if class == Class::Hang {
@@ -930,6 +947,8 @@ fn worker(config: &Config, start: usize) {
 struct TrialResult {
     class: Class,
     caught: u64,
+    /// The second open failed too.
+    sticky: bool,
     millis: u64,
     detail: String,
 }
@@ -938,7 +957,7 @@ fn parse_result(line: &str) -> Option<(usize, TrialResult)> {
     let mut fields = line
         .strip_prefix(RESULT_PREFIX)?
         .trim_start()
-        .splitn(5, '\t');
+        .splitn(6, '\t');
     let position = fields.next()?.parse().ok()?;
     let class = match fields.next()? {
         "Right" => Class::Right,
@@ -951,12 +970,14 @@ fn parse_result(line: &str) -> Option<(usize, TrialResult)> {
     };
     let caught = fields.next()?.parse().ok()?;
     let millis = fields.next()?.parse().ok()?;
+    let sticky = fields.next()? == "1";
     let detail = fields.next()?.to_string();
     Some((
         position,
         TrialResult {
             class,
             caught,
+            sticky,
             millis,
             detail,
         },
@@ -1035,6 +1056,7 @@ fn run_workers(config: &Config) -> Vec<TrialResult> {
             results[next] = Some(TrialResult {
                 class,
                 caught: 0,
+                sticky: false,
                 millis: 0,
                 detail: format!(
                     "{} trial {trial} (TREELOG_DAMAGE_SEED={:#x} TREELOG_DAMAGE_ONLY={}:{trial}): \
@@ -1076,6 +1098,7 @@ fn damaged_sidecars_answer_as_the_log() {
         tally.trials += 1;
         *tally.counts.entry(result.class).or_default() += 1;
         tally.caught_panics += result.caught;
+        tally.sticky += u64::from(result.sticky);
         *millis.entry(mode).or_default() += result.millis;
         let failed = matches!(
             result.class,
@@ -1095,7 +1118,7 @@ fn damaged_sidecars_answer_as_the_log() {
     }
 
     println!(
-        "{:<13} {:>6} {:>6} {:>7} {:>6} {:>6} {:>5} {:>6} {:>6} {:>8}",
+        "{:<13} {:>6} {:>6} {:>7} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>8}",
         "mode",
         "trials",
         "right",
@@ -1105,9 +1128,10 @@ fn damaged_sidecars_answer_as_the_log() {
         "hangs",
         "panics",
         "caught",
+        "sticky",
         "time"
     );
-    let mut totals = [0u64; 9];
+    let mut totals = [0u64; 10];
     for (mode, tally) in &tallies {
         let row = [
             tally.trials,
@@ -1118,6 +1142,7 @@ fn damaged_sidecars_answer_as_the_log() {
             tally.get(Class::Hang),
             tally.get(Class::Panic),
             tally.caught_panics,
+            tally.sticky,
             millis[mode],
         ];
         for (total, value) in totals.iter_mut().zip(row) {
@@ -1155,9 +1180,9 @@ fn damaged_sidecars_answer_as_the_log() {
     );
 }
 
-fn print_row(name: &str, row: &[u64; 9]) {
+fn print_row(name: &str, row: &[u64; 10]) {
     println!(
-        "{:<13} {:>6} {:>6} {:>7} {:>6} {:>6} {:>5} {:>6} {:>6} {:>7.1}s",
+        "{:<13} {:>6} {:>6} {:>7} {:>6} {:>6} {:>5} {:>6} {:>6} {:>6} {:>7.1}s",
         name,
         row[0],
         row[1],
@@ -1167,6 +1192,7 @@ fn print_row(name: &str, row: &[u64; 9]) {
         row[5],
         row[6],
         row[7],
-        row[8] as f64 / 1000.0
+        row[8],
+        row[9] as f64 / 1000.0
     );
 }
