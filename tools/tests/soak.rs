@@ -24,7 +24,8 @@
 //!   the same bytes;
 //! - no process printed a panic, and every reader and appender not killed exited with 0;
 //! - `treelog verify --full` reports nothing but the fragments killed writers left (lines that
-//!   are not JSON).
+//!   are not JSON), and the lines whose parent the foreign writer glued onto such a fragment
+//!   (it writes no `\n` first, as pi does not: not treelog's promise).
 //!
 //! `TREELOG_SOAK_SECS=N` runs longer; `TREELOG_SOAK_SEED=S` fixes the random choices (not the
 //! timing). Run with `--nocapture` to see the figures.
@@ -641,7 +642,7 @@ fn soak_of_concurrent_writers_and_readers() {
                 }
             }
             _ if text.is_empty() => {}
-            _ => fragments.push(number + 1),
+            _ => fragments.push((number + 1, text)),
         }
     }
     let mut id_counts: HashMap<&str, usize> = HashMap::new();
@@ -697,8 +698,25 @@ fn soak_of_concurrent_writers_and_readers() {
     }
     let foreign = shared.foreign_lines.lock().unwrap();
     acked_by_kind.insert("foreign writer", foreign.len() as u64);
+    // The foreign writer, like pi, writes no `\n` before its line: one written right after a
+    // killed writer's torn line is glued onto it (not treelog's promise: treelog's own appends
+    // start with a `\n` there). Such a line is counted, and the lines naming it as parent
+    // are roots for every reader.
+    let mut glued: Vec<String> = Vec::new();
     for line in foreign.iter() {
-        if lines.get(line.as_bytes()) != Some(&1) {
+        if lines.get(line.as_bytes()) == Some(&1) {
+            continue;
+        }
+        let glued_once = !lines.contains_key(line.as_bytes())
+            && fragments
+                .iter()
+                .filter(|(_, text)| text.ends_with(line.as_bytes()))
+                .count()
+                == 1;
+        if glued_once {
+            let value: Value = serde_json::from_str(line).unwrap();
+            glued.push(value["id"].as_str().unwrap().to_string());
+        } else {
             problems.push(format!(
                 "the foreign line {line} is not in the log exactly once"
             ));
@@ -743,9 +761,14 @@ fn soak_of_concurrent_writers_and_readers() {
         *reads_by_command.entry(read.command).or_default() += 1;
         if read.command == "info --json" {
             let info: Value = serde_json::from_str(&read.stdout).unwrap();
-            *index_states
-                .entry(info["index"]["state"].as_str().unwrap_or("?").to_string())
-                .or_default() += 1;
+            // Digits vary (offsets, lengths): count by the words.
+            let state = format!(
+                "{} {}",
+                info["index"]["state"].as_str().unwrap_or("?"),
+                info["index"]["reason"].as_str().unwrap_or("")
+            );
+            let state: String = state.chars().filter(|c| !c.is_ascii_digit()).collect();
+            *index_states.entry(state.trim().to_string()).or_default() += 1;
             continue;
         }
         visible.store(entries[*index].end, Ordering::SeqCst);
@@ -776,9 +799,15 @@ fn soak_of_concurrent_writers_and_readers() {
         verify_problems += 1;
         let at_fragment = problem["line"]
             .as_u64()
-            .is_some_and(|line| fragments.contains(&(line as usize)));
+            .is_some_and(|line| fragments.iter().any(|(number, _)| *number == line as usize));
         let kind = problem["kind"].as_str().unwrap_or("");
-        if !(at_fragment && matches!(kind, "unparseable" | "tornTail" | "encoding")) {
+        let message = problem["message"].as_str().unwrap_or("");
+        let names_glued = kind == "danglingParent"
+            && glued
+                .iter()
+                .any(|id| message.contains(&format!("parent \"{id}\"")));
+        if !(names_glued || at_fragment && matches!(kind, "unparseable" | "tornTail" | "encoding"))
+        {
             problems.push(format!("verify --full: {line}"));
         }
     }
@@ -793,11 +822,13 @@ fn soak_of_concurrent_writers_and_readers() {
     }
 
     println!(
-        "soak: {:.1}s, log {} bytes, {} entries, {} fragments left by kills (verify --full: {} problems, all at them)",
+        "soak: {:.1}s, log {} bytes, {} entries, {} fragments left by kills, {} foreign lines \
+         glued onto one (verify --full: {} problems, all about them)",
         ran.as_secs_f64(),
         bytes.len(),
         entries.len(),
         fragments.len(),
+        glued.len(),
         verify_problems
     );
     println!("soak: acknowledged appends: {acked_by_kind:?}");
