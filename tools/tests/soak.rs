@@ -242,7 +242,8 @@ fn cli_appender(
 
 /// The library writer's work, in a process of its own (`TREELOG_SOAK_ROLE=writer`) or on a
 /// thread: appends through a `Session` until `deadline` or `appends_max`, printing
-/// `ack\tID\tMESSAGE` or `label\tID\tTARGET` after each append returned.
+/// `ack\tID\tMESSAGE` or `label\tID\tTARGET` after each append returned. A call that fails is
+/// reported as `error\tWHAT` and the session is opened again.
 fn library_writer(
     log: &Path,
     name: &str,
@@ -259,33 +260,52 @@ fn library_writer(
     let mut own: Vec<String> = Vec::new();
     let mut n = 0;
     while Instant::now() < deadline && n < appends_max {
-        let mut session = Session::open(log, options.clone()).expect("open the log");
+        let mut session = match Session::open(log, options.clone()) {
+            Ok(session) => session,
+            Err(error) => {
+                ack(&format!("error\topen: {error}"));
+                n += 1;
+                continue;
+            }
+        };
         for _ in 0..1 + rng.below(30) {
             n += 1;
-            match rng.below(12) {
+            let done = match rng.below(12) {
                 0 if !own.is_empty() => {
                     let target = own[rng.below(own.len() as u64) as usize].clone();
-                    let id = session
+                    session
                         .append_label_change(&target, Some(&format!("{name} {n}")))
-                        .expect("label");
-                    ack(&format!("label\t{id}\t{target}"));
+                        .map(|id| ack(&format!("label\t{id}\t{target}")))
+                        .map_err(|error| format!("label: {error}"))
                 }
                 1 if !own.is_empty() => {
                     // Branch from one of its own earlier entries.
                     let from = own[rng.below(own.len() as u64) as usize].clone();
-                    session.branch(&from).expect("branch");
+                    session
+                        .branch(&from)
+                        .map_err(|error| format!("branch: {error}"))
                 }
                 _ => {
                     let message = message(name, n, &mut rng);
-                    let id = session.append_message(&message).expect("append");
-                    ack(&format!("ack\t{id}\t{message}"));
-                    own.push(id);
+                    session
+                        .append_message(&message)
+                        .map(|id| {
+                            ack(&format!("ack\t{id}\t{message}"));
+                            own.push(id);
+                        })
+                        .map_err(|error| format!("append: {error}"))
                 }
+            };
+            if let Err(error) = done {
+                ack(&format!("error\t{error}"));
+                break;
             }
             std::thread::sleep(Duration::from_micros(rng.below(3000)));
         }
-        if rng.below(2) == 0 {
-            session.close().expect("close");
+        if rng.below(2) == 0
+            && let Err(error) = session.close()
+        {
+            ack(&format!("error\tclose: {error}"));
         }
     }
 }
@@ -334,6 +354,13 @@ fn record_ack(shared: &Shared, line: &str, kind: &'static str) {
                 .lock()
                 .unwrap()
                 .insert(id.to_string(), target.to_string());
+        }
+        (Some("error"), Some(what), rest) => {
+            let what = match rest {
+                Some(rest) => format!("{what}\t{rest}"),
+                None => what.to_string(),
+            };
+            shared.problem(format!("{kind}: {what}"));
         }
         _ => {}
     }
