@@ -483,11 +483,14 @@ struct EntryLine {
 }
 
 /// What a reader's output says about the prefix it read: the end of its last entry line.
+/// For `context`, the last message names its entry, and any label entries right after it
+/// give the same context (a leaf that is a label adds no message): the answer names the range
+/// of those entries, and the one the reader's window holds is taken.
 fn prefix_named(
     read: &ReaderRun,
     entries: &[EntryLine],
     by_id: &HashMap<&str, usize>,
-) -> Result<usize, String> {
+) -> Result<(usize, usize), String> {
     let by_content = |content: &str| {
         entries
             .iter()
@@ -505,7 +508,19 @@ fn prefix_named(
                 .as_array()
                 .and_then(|messages| messages.last())
                 .ok_or("an empty context")?;
-            last["content"].as_str().and_then(by_content)
+            let first = last["content"].as_str().and_then(by_content);
+            return first
+                .map(|first| {
+                    let mut last = first;
+                    while entries
+                        .get(last + 1)
+                        .is_some_and(|next| next.content.is_none())
+                    {
+                        last += 1;
+                    }
+                    (first, last)
+                })
+                .ok_or_else(|| "the answer names no entry of the log".to_string());
         }
         _ => {
             let info: Value = serde_json::from_str(&read.stdout).map_err(|e| e.to_string())?;
@@ -517,7 +532,9 @@ fn prefix_named(
             index
         }
     };
-    index.ok_or_else(|| "the answer names no entry of the log".to_string())
+    index
+        .map(|index| (index, index))
+        .ok_or_else(|| "the answer names no entry of the log".to_string())
 }
 
 /// What `treelog COMMAND` prints for the session replayed so far.
@@ -756,17 +773,20 @@ fn soak_of_concurrent_writers_and_readers() {
     for read in reads.drain(..) {
         match prefix_named(&read, &entries, &by_id) {
             Err(why) => problems.push(format!("treelog {}: {why}", read.command)),
-            Ok(index) => {
-                let end = entries[index].end;
-                let next_end = entries.get(index + 1).map_or(u64::MAX, |next| next.end);
-                if end > read.after || next_end <= read.before {
-                    problems.push(format!(
-                        "treelog {} answered for the log up to byte {end}, but the log held \
+            Ok((first, last)) => {
+                // The prefix it read ends after entry `index` and before the next one.
+                let seen = (first..=last).find(|index| {
+                    let end = entries[*index].end;
+                    let next_end = entries.get(index + 1).map_or(u64::MAX, |next| next.end);
+                    end <= read.after && next_end > read.before
+                });
+                match seen {
+                    Some(index) => checked.push((index, read)),
+                    None => problems.push(format!(
+                        "treelog {} answered for the log up to byte {}, but the log held \
                          {}..{} bytes while it ran",
-                        read.command, read.before, read.after
-                    ));
-                } else {
-                    checked.push((index, read));
+                        read.command, entries[first].end, read.before, read.after
+                    )),
                 }
             }
         }
