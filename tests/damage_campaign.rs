@@ -21,7 +21,10 @@
 //! and makes every read a command makes (`Reads`) in a first open with default options, then
 //! again in a second open (an error must not be sticky). Each answer is compared with an
 //! index-free replay of the log (`use_index: false`). A trial runs on its own thread under a
-//! timeout, inside `catch_unwind`, and is classified:
+//! timeout, inside `catch_unwind`, in a worker process (this test binary again, with
+//! `TREELOG_DAMAGE_WORKER=START`): after a hang the worker exits (a stuck thread cannot be
+//! stopped) and after an abort it is dead; the test starts a new one at the next trial. A
+//! trial is classified:
 //!
 //! - `right`: every answer right, the index trusted (fresh or caught up);
 //! - `rebuilt`: every answer right, and the session reported a rebuild (`IndexState::Rebuilt`
@@ -29,18 +32,19 @@
 //! - `errors`: a call returned `Err` (the user must act: an internal error);
 //! - `wrong`: an answer differs from the replay (or the log was changed);
 //! - `hangs`: the trial did not finish in `TRIAL_TIMEOUT`;
-//! - `panics`: a panic escaped treelog.
+//! - `panics`: a panic escaped treelog (or the worker process died: an abort).
 //!
 //! `sticky` counts failed trials whose second open failed too (the damage stays until the
-//! sidecar is deleted or rebuilt by hand). `caught` counts panics that treelog caught itself (redb panics turned into `Error::Index`):
-//! they are not failures of the library, but the default panic hook prints them to stderr,
-//! where a CLI user sees them.
+//! sidecar is deleted or rebuilt by hand). `caught` counts panics that treelog caught itself
+//! (redb panics turned into `Error::Index`): they are not failures of the library, but the
+//! default panic hook prints them to stderr, where a CLI user sees them.
 //!
-//! Environment: `TREELOG_DAMAGE_TRIALS=N` trials per mode (default 8; about 40 s in a debug build);
-//! `TREELOG_DAMAGE_SEED=S` the campaign seed (default fixed, printed);
-//! `TREELOG_DAMAGE_ONLY=MODE[:TRIAL]` one mode, or one trial, with its failure printed in full;
-//! `TREELOG_DAMAGE_REPORT_ONLY=1` prints the table without failing (for measuring).
-//! Run with `--nocapture` to see the table.
+//! Environment: `TREELOG_DAMAGE_TRIALS=N` trials per mode (default 8: 64 trials, about a
+//! minute in a debug build); `TREELOG_DAMAGE_SEED=S` the campaign seed (default fixed,
+//! printed); `TREELOG_DAMAGE_ONLY=MODE[:TRIAL]` one mode, or one trial, with every failure
+//! and panic printed in full; `TREELOG_DAMAGE_REPORT_ONLY=1` prints the table without failing
+//! (for measuring). Run with `--nocapture` to see the table; each failure line names the
+//! `TREELOG_DAMAGE_ONLY` value that replays it.
 
 mod common;
 
