@@ -480,17 +480,20 @@ struct EntryLine {
     /// The offset just past its `\n`.
     end: u64,
     content: Option<String>,
+    /// `parentId` as written.
+    parent: Option<String>,
 }
 
 /// What a reader's output says about the prefix it read: the end of its last entry line.
-/// For `context`, the last message names its entry, and any label entries right after it
-/// give the same context (a leaf that is a label adds no message): the answer names the range
-/// of those entries, and the one the reader's window holds is taken.
+/// For `context`, the last message names its entry, and so do the label entries whose parent
+/// is that entry (or such a label): a leaf that is a label adds no message (a library writer
+/// may branch back and label there). The answer names all of them; the one the reader's
+/// window holds is taken.
 fn prefix_named(
     read: &ReaderRun,
     entries: &[EntryLine],
     by_id: &HashMap<&str, usize>,
-) -> Result<(usize, usize), String> {
+) -> Result<Vec<usize>, String> {
     let by_content = |content: &str| {
         entries
             .iter()
@@ -508,19 +511,26 @@ fn prefix_named(
                 .as_array()
                 .and_then(|messages| messages.last())
                 .ok_or("an empty context")?;
-            let first = last["content"].as_str().and_then(by_content);
-            return first
-                .map(|first| {
-                    let mut last = first;
-                    while entries
-                        .get(last + 1)
-                        .is_some_and(|next| next.content.is_none())
-                    {
-                        last += 1;
+            let message = last["content"]
+                .as_str()
+                .and_then(by_content)
+                .ok_or("the answer names no entry of the log")?;
+            // The label entries that lead to it through labels only.
+            let leads_to_message = |mut index: usize| {
+                while entries[index].content.is_none() {
+                    match entries[index].parent.as_deref().and_then(|p| by_id.get(p)) {
+                        Some(parent) if *parent < index => index = *parent,
+                        _ => return false,
                     }
-                    (first, last)
-                })
-                .ok_or_else(|| "the answer names no entry of the log".to_string());
+                }
+                index == message
+            };
+            let mut candidates = vec![message];
+            candidates.extend(
+                (message + 1..entries.len())
+                    .filter(|index| entries[*index].content.is_none() && leads_to_message(*index)),
+            );
+            return Ok(candidates);
         }
         _ => {
             let info: Value = serde_json::from_str(&read.stdout).map_err(|e| e.to_string())?;
@@ -533,7 +543,7 @@ fn prefix_named(
         }
     };
     index
-        .map(|index| (index, index))
+        .map(|index| vec![index])
         .ok_or_else(|| "the answer names no entry of the log".to_string())
 }
 
@@ -682,6 +692,10 @@ fn soak_of_concurrent_writers_and_readers() {
                             .get("message")
                             .and_then(|message| message["content"].as_str())
                             .map(str::to_string),
+                        parent: object
+                            .get("parentId")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
                     });
                 }
             }
@@ -773,9 +787,9 @@ fn soak_of_concurrent_writers_and_readers() {
     for read in reads.drain(..) {
         match prefix_named(&read, &entries, &by_id) {
             Err(why) => problems.push(format!("treelog {}: {why}", read.command)),
-            Ok((first, last)) => {
+            Ok(candidates) => {
                 // The prefix it read ends after entry `index` and before the next one.
-                let seen = (first..=last).find(|index| {
+                let seen = candidates.iter().copied().find(|index| {
                     let end = entries[*index].end;
                     let next_end = entries.get(index + 1).map_or(u64::MAX, |next| next.end);
                     end <= read.after && next_end > read.before
@@ -785,7 +799,7 @@ fn soak_of_concurrent_writers_and_readers() {
                     None => problems.push(format!(
                         "treelog {} answered for the log up to byte {}, but the log held \
                          {}..{} bytes while it ran",
-                        read.command, entries[first].end, read.before, read.after
+                        read.command, entries[candidates[0]].end, read.before, read.after
                     )),
                 }
             }
