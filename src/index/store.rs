@@ -309,18 +309,16 @@ fn index_error(path: &Path, error: impl std::fmt::Display) -> Error {
     }
 }
 
+/// What a caught redb panic becomes: damage, in the user's words. redb's own text
+/// ("internal error: entered unreachable code", "Invalid page type byte 0") names its code,
+/// not the file, and is not repeated to the user.
+pub(crate) const REDB_PANIC_REASON: &str = "redb could not read a damaged page of the sidecar";
+
 /// Runs redb work at the boundary where a panic on a corrupted file must become an error.
 fn guarded<T>(path: &Path, work: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(work)) {
         Ok(result) => result,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("panic");
-            Err(index_error(path, format!("redb panicked: {message}")))
-        }
+        Err(_) => Err(index_error(path, REDB_PANIC_REASON)),
     }
 }
 
