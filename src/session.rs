@@ -1464,7 +1464,9 @@ impl Session {
         })
     }
 
-    fn entry_at(&self, seq: u64) -> Result<Entry> {
+    /// The entry whose sequence number is `seq` (a [`TreeNode::seq`]): a tree walk's entries
+    /// read without an id lookup each.
+    pub fn entry_at(&self, seq: u64) -> Result<Entry> {
         let record = self.store.existing_record(seq)?;
         self.entry_from(seq, &record)
     }
