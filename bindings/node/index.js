@@ -74,12 +74,20 @@ export function assertValidSessionId(id) {
   }
 }
 
-/** A version 7 uuid: the clock's milliseconds, then random bits. */
+/** A version 7 uuid: the clock's milliseconds, then random bits (from getRandomValues, as
+ * pi-ai's; crypto.randomUUID, which entry ids come from, is not drawn). */
 function uuidv7() {
-  const time = Date.now().toString(16).padStart(12, "0");
-  const random = randomUUID().replace(/-/g, "");
-  const variant = ((parseInt(random[16], 16) & 0x3) | 0x8).toString(16);
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(13, 16)}-${variant}${random.slice(17, 20)}-${random.slice(20, 32)}`;
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  let time = Date.now();
+  for (let index = 5; index >= 0; index--) {
+    bytes[index] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  bytes[6] = 0x70 | (bytes[6] & 0x0f);
+  bytes[8] = 0x80 | (bytes[8] & 0x3f);
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** pi's generateId: 8 hex characters not taken, after 100 tries a whole uuid. */
