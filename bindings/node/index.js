@@ -297,6 +297,8 @@ const hasConversationRole = (message) => message?.role === "user" || message?.ro
 export class SessionManager {
   #native;
   #header = null;
+  /** getEntries()'s array once it was asked for (null before, and after a switch of file). */
+  #entries = null;
   #cwd;
   #sessionDir;
   #sessionFile;
@@ -344,6 +346,7 @@ export class SessionManager {
     }
     this.#native = session;
     this.#header = null;
+    this.#entries = null;
   }
 
   newSession(options) {
@@ -372,6 +375,7 @@ export class SessionManager {
   /** A session not written yet: it is written once it holds a user or assistant message. */
   #bind(headerLine, path, entryLines) {
     this.#native = NativeSession.pending(headerLine, path, entryLines ?? null);
+    this.#entries = null;
     this.#header = JSON.parse(headerLine);
   }
 
@@ -427,17 +431,17 @@ export class SessionManager {
   /** Append a message as child of current leaf, then advance leaf. Returns entry id. */
   appendMessage(message) {
     const id = this.#id();
-    return this.#native.appendMessage(id, now(), JSON.stringify(message), hasConversationRole(message));
+    return this.#appended(this.#native.appendMessage(id, now(), JSON.stringify(message), hasConversationRole(message)));
   }
 
   appendThinkingLevelChange(thinkingLevel) {
     const id = this.#id();
-    return this.#native.appendThinkingLevelChange(id, now(), thinkingLevel);
+    return this.#appended(this.#native.appendThinkingLevelChange(id, now(), thinkingLevel));
   }
 
   appendModelChange(provider, modelId) {
     const id = this.#id();
-    return this.#native.appendModelChange(id, now(), provider, modelId);
+    return this.#appended(this.#native.appendModelChange(id, now(), provider, modelId));
   }
 
   /** Returns the appended entry, as pi 1.6 does. */
@@ -445,14 +449,14 @@ export class SessionManager {
     const id = this.#id();
     const timestamp = now();
     const parentId = this.getLeafId();
-    this.#native.appendUsage(id, timestamp, kind, provider, model, JSON.stringify(usage), note || null);
+    this.#appended(this.#native.appendUsage(id, timestamp, kind, provider, model, JSON.stringify(usage), note || null));
     return { type: "usage", id, parentId, timestamp, kind, provider, model, usage, ...(note ? { note } : {}) };
   }
 
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
     const timestamp = now();
     const id = this.#id();
-    return this.#native.appendCompaction(
+    return this.#appended(this.#native.appendCompaction(
       id,
       timestamp,
       summary,
@@ -461,17 +465,17 @@ export class SessionManager {
       optionalJson(details),
       fromHook ?? null,
       optionalJson(usage),
-    );
+    ));
   }
 
   appendCustomEntry(customType, data) {
     const id = this.#id();
-    return this.#native.appendCustomEntry(id, now(), customType, optionalJson(data));
+    return this.#appended(this.#native.appendCustomEntry(id, now(), customType, optionalJson(data)));
   }
 
   appendSessionInfo(name) {
     const id = this.#id();
-    return this.#native.appendSessionInfo(id, now(), name.replace(/[\r\n]+/g, " ").trim());
+    return this.#appended(this.#native.appendSessionInfo(id, now(), name.replace(/[\r\n]+/g, " ").trim()));
   }
 
   getSessionName() {
@@ -480,7 +484,7 @@ export class SessionManager {
 
   appendCustomMessageEntry(customType, content, display, details) {
     const id = this.#id();
-    return this.#native.appendCustomMessageEntry(id, now(), customType, JSON.stringify(content), display, optionalJson(details));
+    return this.#appended(this.#native.appendCustomMessageEntry(id, now(), customType, JSON.stringify(content), display, optionalJson(details)));
   }
 
   appendContextEdit(targetId, replacement) {
@@ -505,7 +509,7 @@ export class SessionManager {
       throw codedError("TREELOG_INVALID_INPUT", `Entry ${targetId} does not contribute editable model content`);
     }
     const id = this.#id();
-    return this.#native.appendContextEdit(id, now(), targetId, replacement === null ? null : JSON.stringify(replacement));
+    return this.#appended(this.#native.appendContextEdit(id, now(), targetId, replacement === null ? null : JSON.stringify(replacement)));
   }
 
   // ---- the tree ----
@@ -535,7 +539,7 @@ export class SessionManager {
   appendLabelChange(targetId, label) {
     this.#existing(targetId);
     const id = this.#id();
-    return this.#native.appendLabelChange(id, now(), targetId, label ?? null);
+    return this.#appended(this.#native.appendLabelChange(id, now(), targetId, label ?? null));
   }
 
   getBranch(fromId) {
@@ -565,8 +569,27 @@ export class SessionManager {
     return this.#native.entryCount();
   }
 
+  /**
+   * Every entry, a shallow copy of an array kept after the first call (as pi keeps its
+   * own), extended as entries are appended; read again whole when the count says another
+   * writer added some.
+   */
   getEntries() {
-    return JSON.parse(this.#native.entriesJson());
+    const count = this.#native.entryCount();
+    if (this.#entries === null || this.#entries.length !== count) {
+      this.#entries = JSON.parse(this.#native.entriesJson());
+    }
+    return this.#entries.slice();
+  }
+
+  /** The appended entry joins the kept array, if there is one. */
+  #appended(id) {
+    if (this.#entries !== null && this.#entries.length + 1 === this.#native.entryCount()) {
+      this.#entries.push(JSON.parse(this.#native.entryJson(id)));
+    } else {
+      this.#entries = null;
+    }
+    return id;
   }
 
   getTree() {
@@ -586,7 +609,7 @@ export class SessionManager {
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
     if (branchFromId !== null) this.#existing(branchFromId);
     const id = this.#id();
-    return this.#native.branchWithSummary(id, now(), branchFromId, summary, optionalJson(details), fromHook ?? null, optionalJson(usage));
+    return this.#appended(this.#native.branchWithSummary(id, now(), branchFromId, summary, optionalJson(details), fromHook ?? null, optionalJson(usage)));
   }
 
   /**
@@ -673,6 +696,7 @@ export class SessionManager {
         writeFileSync(newSessionFile, `${headerLine}\n${lines}`);
         this.#native = NativeSession.open(newSessionFile);
         this.#header = null;
+        this.#entries = null;
       } else {
         this.#bind(headerLine, newSessionFile, lines);
       }
