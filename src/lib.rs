@@ -39,7 +39,7 @@ pub use index::{
     IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, SIDECAR_SUFFIX, Verify, sidecar_path,
 };
 pub use session::{
-    Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stats, TreeNode,
-    TreeWalk,
+    Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stamp, Stats,
+    TreeNode, TreeWalk,
 };
 pub use tree::PathIds;

@@ -265,6 +265,23 @@ pub struct Session {
     /// into it (a line allocated per entry, then copied into a batch buffer allocated per
     /// append, cost 11% of a single append's rate). Not kept past [`APPEND_TEXT_KEPT_LEN_MAX`].
     append_text: String,
+    /// The id and timestamp the next append gives its first entry ([`Session::stamp_next`]).
+    next_stamp: Option<Stamp>,
+}
+
+/// An id and a timestamp chosen by the caller for the next appended entry, instead of the
+/// ones the handle draws. pi draws both itself (`crypto.randomUUID().slice(0, 8)` and
+/// `new Date().toISOString()`); a binding that keeps pi's sources, so that a caller's
+/// injected clock and ids apply as they do in pi, hands them over with
+/// [`Session::stamp_next`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// The entry's id: not taken by any id of the session, and without characters JSON must
+    /// escape.
+    pub id: String,
+    /// The entry's `timestamp`, written as given (pi writes `toISOString()`), without
+    /// characters JSON must escape.
+    pub timestamp: String,
 }
 
 impl Session {
@@ -409,6 +426,7 @@ impl Session {
             persistent,
             appended: false,
             append_text: String::new(),
+            next_stamp: None,
         })
     }
 
@@ -819,6 +837,38 @@ impl Session {
         Ok(self.store().state.entry_count)
     }
 
+    /// Whether `id` is taken by an entry or an opaque record of the session (pi's
+    /// `generateId` draws again on such an id).
+    pub fn id_taken(&self, id: &str) -> Result<bool> {
+        Ok(self.store.seq_of(id)?.is_some())
+    }
+
+    /// Gives the next append's first entry `stamp`'s id and timestamp (the entries after it in
+    /// one [`Session::append_many`] get `stamp`'s timestamp and ids the handle draws). Refused,
+    /// with nothing changed, when the id is taken or empty, or when either needs a JSON escape
+    /// (a quote, a backslash, a control character). An append that fails uses the stamp up
+    /// too; an id taken meanwhile by another writer fails the append.
+    pub fn stamp_next(&mut self, stamp: Stamp) -> Result<()> {
+        let needs_escape = |text: &str| text.chars().any(|c| c == '"' || c == '\\' || c < ' ');
+        let reason = if stamp.id.is_empty() {
+            Some("an entry id must not be empty".to_string())
+        } else if needs_escape(&stamp.id) || needs_escape(&stamp.timestamp) {
+            Some("an entry id or timestamp must not need JSON escapes".to_string())
+        } else if self.id_taken(&stamp.id)? {
+            Some(format!("the id {} is taken", stamp.id))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(Error::InvalidInput {
+                path: self.log_path().to_path_buf(),
+                reason,
+            });
+        }
+        self.next_stamp = Some(stamp);
+        Ok(())
+    }
+
     // ---- moving the leaf ----
 
     /// Moves this handle's leaf to `id` (in memory: the log records a branch only when the
@@ -1131,10 +1181,11 @@ impl Session {
         // Damage met before anything was written (catching up, checking for conflicts,
         // choosing ids) rebuilds the index, and the append starts again on the new one. Damage
         // met after the write is handled where it is met (`append_locked`), never retried.
-        let result = match self.append_locked(&entries) {
+        let stamp = self.next_stamp.take();
+        let result = match self.append_locked(&entries, stamp.clone()) {
             Err(damage @ Error::Index { .. }) if self.poisoned.is_none() => self
                 .recover_now(damage)
-                .and_then(|()| self.append_locked(&entries)),
+                .and_then(|()| self.append_locked(&entries, stamp)),
             result => result,
         };
         let unlocked = self
@@ -1148,7 +1199,8 @@ impl Session {
         Ok(ids)
     }
 
-    fn append_locked(&mut self, entries: &[NewEntry]) -> Result<Vec<String>> {
+    fn append_locked(&mut self, entries: &[NewEntry], stamp: Option<Stamp>) -> Result<Vec<String>> {
+        let mut stamp = stamp;
         // Catch up with other writers, then apply the conflict rule.
         let (seen_before, log_leaf_before) = self
             .conflict_base
@@ -1213,10 +1265,24 @@ impl Session {
         let mut ids: Vec<String> = Vec::with_capacity(entries.len());
         // Where the indexed fields of each entry line lie, so it is indexed without a scan.
         let mut written = Vec::with_capacity(entries.len());
-        let timestamp = format_iso_ms(now_ms());
+        let timestamp = match &stamp {
+            Some(stamp) => stamp.timestamp.clone(),
+            None => format_iso_ms(now_ms()),
+        };
         let entries_start_bytes = text.len();
         for entry in entries {
-            let id = self.new_id(&ids)?;
+            let id = match stamp.take() {
+                // Another writer may have taken it since `stamp_next` looked.
+                Some(stamp) if self.id_taken(&stamp.id)? => {
+                    self.append_text = text;
+                    return Err(Error::InvalidInput {
+                        path: self.log_path().to_path_buf(),
+                        reason: format!("the id {} is taken", stamp.id),
+                    });
+                }
+                Some(stamp) => stamp.id,
+                None => self.new_id(&ids)?,
+            };
             written.push(entry.encode_into(&mut text, &id, parent_id.as_deref(), &timestamp));
             text.push('\n');
             parent_id = Some(id.clone());
@@ -1544,7 +1610,9 @@ impl Session {
         })
     }
 
-    fn entry_at(&self, seq: u64) -> Result<Entry> {
+    /// The entry whose sequence number is `seq` (a [`TreeNode::seq`]): a tree walk's entries
+    /// read without an id lookup each.
+    pub fn entry_at(&self, seq: u64) -> Result<Entry> {
         let record = self.store().existing_record(seq)?;
         self.entry_from(seq, &record)
     }

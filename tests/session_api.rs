@@ -204,3 +204,58 @@ fn blank_only_log_gets_a_header() {
         "no header after the first line"
     );
 }
+
+/// A stamp gives the next entry the caller's id and timestamp (a compaction's system message
+/// takes the stamped time too); a taken id, or one needing a JSON escape, is refused with
+/// nothing written, and the append after a stamped one draws its own again.
+#[test]
+fn stamped_appends_take_the_callers_id_and_timestamp() {
+    use treelog::Stamp;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut session = Session::open(&path, SessionOptions::default()).unwrap();
+    let stamp = |id: &str, timestamp: &str| Stamp {
+        id: id.into(),
+        timestamp: timestamp.into(),
+    };
+    session
+        .stamp_next(stamp("0badcafe", "2025-01-01T09:00:00.007Z"))
+        .unwrap();
+    let first = session
+        .append_message(r#"{"role":"system","content":"be brief","timestamp":1}"#)
+        .unwrap();
+    assert_eq!(first, "0badcafe");
+    assert!(session.id_taken("0badcafe").unwrap());
+    assert!(!session.id_taken("0badcaff").unwrap());
+    for refused in [
+        stamp("0badcafe", "2025-01-01T09:00:00.008Z"),
+        stamp("", "2025-01-01T09:00:00.008Z"),
+        stamp("a\"b", "2025-01-01T09:00:00.008Z"),
+        stamp("feedf00d", "2025\n"),
+    ] {
+        let error = session.stamp_next(refused).unwrap_err();
+        assert!(
+            matches!(error, treelog::Error::InvalidInput { .. }),
+            "{error}"
+        );
+    }
+    session
+        .stamp_next(stamp("feedf00d", "2025-01-01T09:00:01.000Z"))
+        .unwrap();
+    session
+        .append_compaction("sum", None, "5", None, None, None)
+        .unwrap();
+    let drawn = session.append_thinking_level_change("high").unwrap();
+    assert_ne!(drawn, "feedf00d");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(
+        lines[1],
+        r#"{"type":"message","id":"0badcafe","parentId":null,"timestamp":"2025-01-01T09:00:00.007Z","message":{"role":"system","content":"be brief","timestamp":1}}"#
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"type":"compaction","id":"feedf00d","parentId":"0badcafe","timestamp":"2025-01-01T09:00:01.000Z","summary":"sum","firstKeptEntryId":"feedf00d","tokensBefore":5,"systemMessage":{"role":"system","content":"be brief","timestamp":1735722001000}}"#
+    );
+}

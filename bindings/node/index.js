@@ -1,0 +1,784 @@
+// treelog's Node package: pi-coding-agent's session-manager module (1.6.0's surface, which
+// holds 0.73.1's), on treelog. Swap the import and nothing else changes:
+//
+//   import { SessionManager } from "treelog";   // was ".../pi-coding-agent/dist/core/session-manager.js"
+//
+// The native half (native.cjs, a napi-rs addon) holds one treelog session per manager and
+// answers each query with one JSON string, parsed here. Ids and timestamps are drawn here,
+// exactly as pi draws them (crypto.randomUUID().slice(0, 8), new Date().toISOString()), so a
+// caller that injects its own clock or ids gets the same bytes from both.
+import { randomUUID } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import { isAbsolute, join, posix, resolve as nodeResolve, win32 } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const native = createRequire(import.meta.url)("./native.cjs");
+const { NativeSession } = native;
+
+export const CURRENT_SESSION_VERSION = 3;
+
+// ---- errors ----
+
+/** An Error with a stable `code`, as the native half throws them. */
+function codedError(code, message) {
+  const error = new Error(message);
+  error.code = code;
+  return error;
+}
+
+// ---- paths, as pi resolves them ----
+
+function normalizePath(input) {
+  if (input === "~") return homedir();
+  if (input.startsWith("~/")) return join(homedir(), input.slice(2));
+  if (/^file:\/\//.test(input)) return fileURLToPath(input);
+  return input;
+}
+
+function resolvePath(input, baseDir = process.cwd()) {
+  const normalized = normalizePath(input);
+  return isAbsolute(normalized) ? nodeResolve(normalized) : nodeResolve(normalizePath(baseDir), normalized);
+}
+
+function pathsEqual(left, right) {
+  const api = process.platform === "win32" ? win32 : posix;
+  const key = (path) => (api === win32 ? api.resolve(path).toLowerCase() : api.resolve(path));
+  return key(left) === key(right);
+}
+
+function getAgentDir() {
+  const envDir = process.env.PI_CODING_AGENT_DIR;
+  return envDir ? normalizePath(envDir) : join(homedir(), ".pi", "agent");
+}
+
+function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
+  const safePath = `--${resolvePath(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  return join(resolvePath(agentDir), "sessions", safePath);
+}
+
+export function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+  const sessionDir = getDefaultSessionDirPath(cwd, agentDir);
+  if (!existsSync(sessionDir)) mkdirSync(sessionDir, { recursive: true });
+  return sessionDir;
+}
+
+// ---- ids ----
+
+export function assertValidSessionId(id) {
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
+    throw new Error(
+      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
+    );
+  }
+}
+
+/** A version 7 uuid: the clock's milliseconds, then random bits (from getRandomValues, as
+ * pi-ai's; crypto.randomUUID, which entry ids come from, is not drawn). */
+function uuidv7() {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  let time = Date.now();
+  for (let index = 5; index >= 0; index--) {
+    bytes[index] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  bytes[6] = 0x70 | (bytes[6] & 0x0f);
+  bytes[8] = 0x80 | (bytes[8] & 0x3f);
+  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** pi's generateId: 8 hex characters not taken, after 100 tries a whole uuid. */
+function generateId(taken) {
+  for (let i = 0; i < 100; i++) {
+    const id = randomUUID().slice(0, 8);
+    if (!taken(id)) return id;
+  }
+  return randomUUID();
+}
+
+const now = () => new Date().toISOString();
+const optionalJson = (value) => (value === undefined ? null : (JSON.stringify(value) ?? null));
+
+// ---- reading session files without a manager ----
+
+function parseLine(line) {
+  if (!line.trim()) return null;
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+}
+
+/** Exported for compaction.test.ts */
+export function parseSessionEntries(content) {
+  const entries = [];
+  for (const line of content.trim().split("\n")) {
+    const entry = parseLine(line);
+    if (entry !== null) entries.push(entry);
+  }
+  return entries;
+}
+
+export function getLatestCompactionEntry(entries) {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (entries[i].type === "compaction") return entries[i];
+  }
+  return null;
+}
+
+/** Exported for testing: every JSON line of the file; [] when its first is not a header. */
+export function loadEntriesFromFile(filePath) {
+  const path = normalizePath(filePath);
+  if (!existsSync(path)) return [];
+  let session;
+  try {
+    session = NativeSession.open(path);
+  } catch {
+    return [];
+  }
+  if (session.headerRecovered()) return [];
+  return [JSON.parse(session.headerJson()), ...JSON.parse(session.entriesJson())];
+}
+
+/** The header of a session file: its first JSON line, when that is a header; else null. */
+function readSessionHeader(filePath) {
+  const fd = openSync(filePath, "r");
+  try {
+    const buffer = Buffer.allocUnsafe(4096);
+    let pending = "";
+    let scanned = 0;
+    while (scanned < 1024 * 1024) {
+      const read = readSync(fd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      scanned += read;
+      pending += buffer.subarray(0, read).toString("latin1");
+      let newline = pending.indexOf("\n");
+      while (newline !== -1) {
+        const line = Buffer.from(pending.slice(0, newline), "latin1").toString("utf8");
+        const entry = parseLine(line);
+        if (entry !== null) return entry.type === "session" && typeof entry.id === "string" ? entry : null;
+        pending = pending.slice(newline + 1);
+        newline = pending.indexOf("\n");
+      }
+    }
+    const entry = parseLine(Buffer.from(pending, "latin1").toString("utf8"));
+    return entry !== null && entry.type === "session" && typeof entry.id === "string" ? entry : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function sessionCwdMatches(cwd, resolvedCwd) {
+  return typeof cwd === "string" && cwd !== "" && pathsEqual(resolvePath(cwd), resolvedCwd);
+}
+
+/** Exported for testing */
+export function findMostRecentSession(sessionDir, cwd) {
+  const dir = normalizePath(sessionDir);
+  const resolvedCwd = cwd ? resolvePath(cwd) : undefined;
+  try {
+    const files = readdirSync(dir)
+      .filter((file) => file.endsWith(".jsonl"))
+      .map((file) => join(dir, file))
+      .map((path) => ({ path, mtime: statSync(path).mtimeMs }))
+      .sort((a, b) => b.mtime - a.mtime);
+    for (const { path } of files) {
+      const header = readSessionHeader(path);
+      if (header && (!resolvedCwd || sessionCwdMatches(header.cwd, resolvedCwd))) return path;
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+// ---- context over entry arrays, through the engine ----
+
+/** A memory session holding `entries` (pi's SessionEntry[], in order) under a made-up header. */
+function sessionOf(entries) {
+  const header = JSON.stringify({ type: "session", version: CURRENT_SESSION_VERSION, id: "entries", timestamp: "", cwd: "" });
+  let lines = "";
+  for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
+  return NativeSession.pending(header, null, lines);
+}
+
+/** pi's leaf rule for entry arrays: null gives nothing; undefined or unknown, the last entry. */
+function leafFor(session, entries, leafId) {
+  if (leafId === null) return null;
+  if (leafId && session.entryJson(leafId) !== null) return leafId;
+  const last = entries[entries.length - 1];
+  return last ? last.id : null;
+}
+
+const EMPTY_CONTEXT = () => ({ messages: [], thinkingLevel: "off", model: null });
+
+export function buildSessionContext(entries, leafId, _byId) {
+  const session = sessionOf(entries);
+  const leaf = leafFor(session, entries, leafId);
+  return leaf === null ? EMPTY_CONTEXT() : JSON.parse(session.contextJson(leaf));
+}
+
+export function buildContextEntries(entries, leafId, _byId) {
+  const session = sessionOf(entries);
+  const leaf = leafFor(session, entries, leafId);
+  return leaf === null ? [] : JSON.parse(session.contextEntriesJson(leaf));
+}
+
+export function buildSessionProjection(entries, leafId, _byId) {
+  const session = sessionOf(entries);
+  const leaf = leafFor(session, entries, leafId);
+  return leaf === null ? { entries: [], ...EMPTY_CONTEXT() } : JSON.parse(session.projectionJson(leaf));
+}
+
+/** Project one entry into the messages it gives the context (pi's own function). */
+export function sessionEntryToContextMessages(entry) {
+  return projectContextEntry(entry, undefined);
+}
+
+/** Project one entry into model-visible messages, applying `edit` (a context edit) if any. */
+export function projectContextEntry(entry, edit) {
+  const entries = [{ ...entry, parentId: null }];
+  if (edit) {
+    entries.push({ ...edit, id: entry.id === "edit" ? "edit-1" : "edit", parentId: entry.id, targetId: entry.id });
+  }
+  const projection = buildSessionProjection(entries, entries[entries.length - 1].id);
+  return projection.entries[0]?.messages ?? [];
+}
+
+/** Exported for testing: brings v1 and v2 entries to version 3, in place (pi's migration). */
+export function migrateSessionEntries(entries) {
+  const header = entries.find((entry) => entry.type === "session");
+  const version = header?.version ?? 1;
+  if (version >= CURRENT_SESSION_VERSION) return;
+  if (version < 2) {
+    const ids = new Set();
+    let previousId = null;
+    for (const entry of entries) {
+      if (entry.type === "session") {
+        entry.version = 2;
+        continue;
+      }
+      entry.id = generateId((id) => ids.has(id));
+      entry.parentId = previousId;
+      previousId = entry.id;
+      if (entry.type === "compaction" && typeof entry.firstKeptEntryIndex === "number") {
+        const target = entries[entry.firstKeptEntryIndex];
+        if (target && target.type !== "session") entry.firstKeptEntryId = target.id;
+        delete entry.firstKeptEntryIndex;
+      }
+    }
+  }
+  for (const entry of entries) {
+    if (entry.type === "session") {
+      entry.version = 3;
+    } else if (entry.type === "message" && entry.message && entry.message.role === "hookMessage") {
+      entry.message.role = "custom";
+    }
+  }
+}
+
+// ---- the manager ----
+
+/** Only the static factories construct a manager (pi's constructor is private). */
+const CONSTRUCT = Symbol("SessionManager construction");
+
+const hasConversationRole = (message) => message?.role === "user" || message?.role === "assistant";
+
+/**
+ * pi's SessionManager: an append-only tree of entries in a JSONL file, here a treelog
+ * session (the log plus its sidecar index, `<file>.treelog`).
+ */
+export class SessionManager {
+  #native;
+  #header = null;
+  /** getEntries()'s array once it was asked for (null before, and after a switch of file). */
+  #entries = null;
+  #cwd;
+  #sessionDir;
+  #sessionFile;
+  #persist;
+
+  /** Use the static factories (create, open, continueRecent, inMemory, forkFrom). */
+  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, token) {
+    if (token !== CONSTRUCT) throw new TypeError("SessionManager: use the static factories (create, open, ...)");
+    this.#cwd = resolvePath(cwd);
+    this.#sessionDir = normalizePath(sessionDir);
+    this.#persist = persist;
+    if (persist && this.#sessionDir && !existsSync(this.#sessionDir)) mkdirSync(this.#sessionDir, { recursive: true });
+    if (sessionFile) {
+      this.#setSessionFile(sessionFile);
+    } else if (preloadedFileEntries?.length) {
+      this.#loadEntries(preloadedFileEntries, newSessionOptions);
+    } else {
+      this.newSession(newSessionOptions);
+    }
+  }
+
+  /** Switch to a different session file (used for resume and branching) */
+  setSessionFile(sessionFile) {
+    this.#setSessionFile(sessionFile);
+  }
+
+  #setSessionFile(sessionFile) {
+    const path = resolvePath(sessionFile);
+    this.#sessionFile = path;
+    if (!existsSync(path)) {
+      this.newSession();
+      this.#sessionFile = path;
+      this.#bind(this.#headerLine(), path);
+      return;
+    }
+    if (statSync(path).size === 0) {
+      // pi writes the header into an empty file at once.
+      this.newSession();
+      this.#sessionFile = path;
+      writeFileSync(path, `${this.#headerLine()}\n`);
+    }
+    const session = NativeSession.open(path);
+    if (session.headerRecovered()) {
+      throw codedError("TREELOG_NOT_A_SESSION", `Session file is not a valid pi session: ${path}`);
+    }
+    this.#native = session;
+    this.#header = null;
+    this.#entries = null;
+  }
+
+  newSession(options) {
+    if (options?.id !== undefined) assertValidSessionId(options.id);
+    const id = options?.id ?? uuidv7();
+    const timestamp = now();
+    this.#header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id,
+      timestamp,
+      cwd: this.#cwd,
+      parentSession: options?.parentSession,
+    };
+    if (this.#persist) {
+      this.#sessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
+    }
+    this.#bind(this.#headerLine(), this.#persist ? this.#sessionFile : null);
+    return this.#sessionFile;
+  }
+
+  #headerLine() {
+    return JSON.stringify(this.#header);
+  }
+
+  /** A session not written yet: it is written once it holds a user or assistant message. */
+  #bind(headerLine, path, entryLines) {
+    this.#native = NativeSession.pending(headerLine, path, entryLines ?? null);
+    this.#entries = null;
+    this.#header = JSON.parse(headerLine);
+  }
+
+  #loadEntries(entries, options) {
+    const header = entries.find((entry) => entry.type === "session");
+    let lines = "";
+    for (const entry of entries) if (entry.type !== "session") lines += `${JSON.stringify(entry)}\n`;
+    if (header) {
+      this.#bind(JSON.stringify(header), null, lines);
+    } else {
+      this.newSession(options);
+      this.#bind(this.#headerLine(), null, lines);
+    }
+  }
+
+  isPersisted() {
+    return this.#persist;
+  }
+
+  getCwd() {
+    return this.#cwd;
+  }
+
+  getSessionDir() {
+    return this.#sessionDir;
+  }
+
+  usesDefaultSessionDir() {
+    return pathsEqual(this.#sessionDir, getDefaultSessionDirPath(this.#cwd));
+  }
+
+  getSessionId() {
+    return this.getHeader()?.id ?? "";
+  }
+
+  getSessionFile() {
+    return this.#sessionFile;
+  }
+
+  // ---- appends ----
+
+  /** The entry `id`, or pi's error for an unknown one. */
+  #existing(id) {
+    const entry = this.getEntry(id);
+    if (entry === undefined) throw codedError("TREELOG_NOT_FOUND", `Entry ${id} not found`);
+    return entry;
+  }
+
+  #id() {
+    return generateId((id) => this.#native.idTaken(id));
+  }
+
+  /** Append a message as child of current leaf, then advance leaf. Returns entry id. */
+  appendMessage(message) {
+    const id = this.#id();
+    return this.#appended(this.#native.appendMessage(id, now(), JSON.stringify(message), hasConversationRole(message)));
+  }
+
+  appendThinkingLevelChange(thinkingLevel) {
+    const id = this.#id();
+    return this.#appended(this.#native.appendThinkingLevelChange(id, now(), thinkingLevel));
+  }
+
+  appendModelChange(provider, modelId) {
+    const id = this.#id();
+    return this.#appended(this.#native.appendModelChange(id, now(), provider, modelId));
+  }
+
+  /** Returns the appended entry, as pi 1.6 does. */
+  appendUsage(kind, provider, model, usage, note) {
+    const id = this.#id();
+    const timestamp = now();
+    const parentId = this.getLeafId();
+    this.#appended(this.#native.appendUsage(id, timestamp, kind, provider, model, JSON.stringify(usage), note || null));
+    return { type: "usage", id, parentId, timestamp, kind, provider, model, usage, ...(note ? { note } : {}) };
+  }
+
+  appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
+    const timestamp = now();
+    const id = this.#id();
+    return this.#appended(this.#native.appendCompaction(
+      id,
+      timestamp,
+      summary,
+      firstKeptEntryId ?? null,
+      JSON.stringify(tokensBefore),
+      optionalJson(details),
+      fromHook ?? null,
+      optionalJson(usage),
+    ));
+  }
+
+  appendCustomEntry(customType, data) {
+    const id = this.#id();
+    return this.#appended(this.#native.appendCustomEntry(id, now(), customType, optionalJson(data)));
+  }
+
+  appendSessionInfo(name) {
+    const id = this.#id();
+    return this.#appended(this.#native.appendSessionInfo(id, now(), name.replace(/[\r\n]+/g, " ").trim()));
+  }
+
+  getSessionName() {
+    return this.#native.sessionName()?.trim() || undefined;
+  }
+
+  appendCustomMessageEntry(customType, content, display, details) {
+    const id = this.#id();
+    return this.#appended(this.#native.appendCustomMessageEntry(id, now(), customType, JSON.stringify(content), display, optionalJson(details)));
+  }
+
+  appendContextEdit(targetId, replacement) {
+    // pi's checks, in pi's order, all before an id is drawn.
+    if (
+      replacement !== null &&
+      (typeof replacement !== "object" ||
+        !("content" in replacement) ||
+        (typeof replacement.content !== "string" && !Array.isArray(replacement.content)))
+    ) {
+      throw codedError("TREELOG_INVALID_INPUT", "Context edit replacement must be null or contain string/array content");
+    }
+    const target = this.#existing(targetId);
+    if (!this.#native.isOnBranch(targetId)) {
+      throw codedError("TREELOG_INVALID_INPUT", `Entry ${targetId} is not on the active branch`);
+    }
+    const editable =
+      target.type === "custom_message" ||
+      (target.type === "message" &&
+        (target.message?.role === "user" || target.message?.role === "assistant" || target.message?.role === "toolResult"));
+    if (!editable) {
+      throw codedError("TREELOG_INVALID_INPUT", `Entry ${targetId} does not contribute editable model content`);
+    }
+    const id = this.#id();
+    return this.#appended(this.#native.appendContextEdit(id, now(), targetId, replacement === null ? null : JSON.stringify(replacement)));
+  }
+
+  // ---- the tree ----
+
+  getLeafId() {
+    return this.#native.leafId();
+  }
+
+  getLeafEntry() {
+    const leaf = this.#native.leafId();
+    return leaf ? this.getEntry(leaf) : undefined;
+  }
+
+  getEntry(id) {
+    const json = this.#native.entryJson(id);
+    return json === null ? undefined : JSON.parse(json);
+  }
+
+  getChildren(parentId) {
+    return JSON.parse(this.#native.childrenJson(parentId));
+  }
+
+  getLabel(id) {
+    return this.#native.label(id) ?? undefined;
+  }
+
+  appendLabelChange(targetId, label) {
+    this.#existing(targetId);
+    const id = this.#id();
+    return this.#appended(this.#native.appendLabelChange(id, now(), targetId, label ?? null));
+  }
+
+  getBranch(fromId) {
+    return JSON.parse(this.#native.branchJson(fromId ?? null));
+  }
+
+  buildContextEntries() {
+    return this.getLeafId() === null ? [] : JSON.parse(this.#native.contextEntriesJson(null));
+  }
+
+  buildSessionProjection() {
+    if (this.getLeafId() === null) return { entries: [], ...EMPTY_CONTEXT() };
+    return JSON.parse(this.#native.projectionJson(null));
+  }
+
+  buildSessionContext() {
+    if (this.getLeafId() === null) return EMPTY_CONTEXT();
+    return JSON.parse(this.#native.contextJson(null));
+  }
+
+  getHeader() {
+    this.#header ??= JSON.parse(this.#native.headerJson());
+    return this.#header;
+  }
+
+  getEntryCount() {
+    return this.#native.entryCount();
+  }
+
+  /**
+   * Every entry, a shallow copy of an array kept after the first call (as pi keeps its
+   * own), extended as entries are appended; read again whole when the count says another
+   * writer added some.
+   */
+  getEntries() {
+    const count = this.#native.entryCount();
+    if (this.#entries === null || this.#entries.length !== count) {
+      this.#entries = JSON.parse(this.#native.entriesJson());
+    }
+    return this.#entries.slice();
+  }
+
+  /** The appended entry joins the kept array, if there is one. */
+  #appended(id) {
+    if (this.#entries !== null && this.#entries.length + 1 === this.#native.entryCount()) {
+      this.#entries.push(JSON.parse(this.#native.entryJson(id)));
+    } else {
+      this.#entries = null;
+    }
+    return id;
+  }
+
+  getTree() {
+    return JSON.parse(this.#native.treeJson());
+  }
+
+  // ---- branching ----
+
+  branch(branchFromId) {
+    this.#native.branch(branchFromId);
+  }
+
+  resetLeaf() {
+    this.#native.resetLeaf();
+  }
+
+  branchWithSummary(branchFromId, summary, details, fromHook, usage) {
+    if (branchFromId !== null) this.#existing(branchFromId);
+    const id = this.#id();
+    return this.#appended(this.#native.branchWithSummary(id, now(), branchFromId, summary, optionalJson(details), fromHook ?? null, optionalJson(usage)));
+  }
+
+  /**
+   * A new session holding the path from the root to `leafId` (labels re-created after it),
+   * which this manager then continues. Returns its file, or undefined in memory.
+   */
+  createBranchedSession(leafId) {
+    const previousSessionFile = this.#sessionFile;
+    const path = this.getBranch(leafId);
+    if (path.length === 0) throw codedError("TREELOG_NOT_FOUND", `Entry ${leafId} not found`);
+    const kept = [];
+    const replacementByLabelId = new Map();
+    const pendingLabelIds = [];
+    let parentId = null;
+    for (const entry of path) {
+      if (entry.type === "label") {
+        pendingLabelIds.push(entry.id);
+        continue;
+      }
+      for (const labelId of pendingLabelIds) replacementByLabelId.set(labelId, entry.id);
+      pendingLabelIds.length = 0;
+      kept.push(
+        entry.type === "compaction"
+          ? {
+              ...entry,
+              parentId,
+              firstKeptEntryId:
+                entry.firstKeptEntryId === entry.id
+                  ? entry.id
+                  : (replacementByLabelId.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId),
+            }
+          : { ...entry, parentId },
+      );
+      parentId = entry.id;
+    }
+    const id = uuidv7();
+    const timestamp = now();
+    const newSessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
+    const header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id,
+      timestamp,
+      cwd: this.#cwd,
+      parentSession: this.#persist ? previousSessionFile : undefined,
+    };
+    // Labels of the kept entries, in the order pi's label map holds them (first set, or
+    // set again after a clear), with their timestamps.
+    const keptIds = new Set(kept.map((entry) => entry.id));
+    const labels = new Map();
+    for (const entry of this.getEntries()) {
+      if (entry.type !== "label") continue;
+      if (entry.label) {
+        if (!labels.has(entry.targetId)) labels.set(entry.targetId, null);
+        labels.set(entry.targetId, { label: entry.label, timestamp: entry.timestamp });
+      } else {
+        labels.delete(entry.targetId);
+      }
+    }
+    const taken = new Set(keptIds);
+    let labelParent = kept[kept.length - 1]?.id || null;
+    const labelEntries = [];
+    for (const [targetId, value] of labels) {
+      if (!keptIds.has(targetId)) continue;
+      const labelEntry = {
+        type: "label",
+        id: generateId((candidate) => taken.has(candidate)),
+        parentId: labelParent,
+        timestamp: value.timestamp,
+        targetId,
+        label: value.label,
+      };
+      taken.add(labelEntry.id);
+      labelEntries.push(labelEntry);
+      labelParent = labelEntry.id;
+    }
+    let lines = "";
+    for (const entry of [...kept, ...labelEntries]) lines += `${JSON.stringify(entry)}\n`;
+    const headerLine = JSON.stringify(header);
+    if (this.#persist) {
+      this.#sessionFile = newSessionFile;
+      const conversation = kept.some((entry) => entry.type === "message" && hasConversationRole(entry.message));
+      if (conversation) {
+        writeFileSync(newSessionFile, `${headerLine}\n${lines}`);
+        this.#native = NativeSession.open(newSessionFile);
+        this.#header = null;
+        this.#entries = null;
+      } else {
+        this.#bind(headerLine, newSessionFile, lines);
+      }
+      return newSessionFile;
+    }
+    this.#bind(headerLine, null, lines);
+    return undefined;
+  }
+
+  // ---- static factories ----
+
+  static create(cwd, sessionDir, options) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+    return new SessionManager(cwd, dir, undefined, true, options, undefined, CONSTRUCT);
+  }
+
+  static open(path, sessionDir, cwdOverride) {
+    const resolvedPath = resolvePath(path);
+    let header = null;
+    if (cwdOverride === undefined && existsSync(resolvedPath)) header = readSessionHeader(resolvedPath);
+    const cwd = cwdOverride ?? (typeof header?.cwd === "string" ? header.cwd : undefined) ?? process.cwd();
+    const dir = sessionDir ? normalizePath(sessionDir) : nodeResolve(resolvedPath, "..");
+    return new SessionManager(cwd, dir, resolvedPath, true, undefined, undefined, CONSTRUCT);
+  }
+
+  static continueRecent(cwd, sessionDir) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
+    const mostRecent = findMostRecentSession(dir, filterCwd ? cwd : undefined);
+    return new SessionManager(cwd, dir, mostRecent ?? undefined, true, undefined, undefined, CONSTRUCT);
+  }
+
+  static inMemory(cwd = process.cwd(), options, entries) {
+    return new SessionManager(cwd, "", undefined, false, options, entries, CONSTRUCT);
+  }
+
+  static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+    const resolvedSourcePath = resolvePath(sourcePath);
+    const resolvedTargetCwd = resolvePath(targetCwd);
+    let source = null;
+    if (existsSync(resolvedSourcePath) && statSync(resolvedSourcePath).size > 0) {
+      source = NativeSession.open(resolvedSourcePath);
+      if (source.headerRecovered()) source = null;
+    }
+    if (source === null) {
+      throw codedError("TREELOG_NOT_A_SESSION", `Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
+    }
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(resolvedTargetCwd);
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    if (options?.id !== undefined) assertValidSessionId(options.id);
+    const id = options?.id ?? uuidv7();
+    const timestamp = now();
+    const newSessionFile = join(dir, `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
+    const header = {
+      type: "session",
+      version: CURRENT_SESSION_VERSION,
+      id,
+      timestamp,
+      cwd: resolvedTargetCwd,
+      parentSession: resolvedSourcePath,
+    };
+    writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" });
+    return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true, undefined, undefined, CONSTRUCT);
+  }
+
+  static findById(cwd, id, sessionDir) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
+    const resolvedCwd = resolvePath(cwd);
+    try {
+      for (const file of readdirSync(dir)) {
+        if (!file.endsWith(".jsonl")) continue;
+        const path = join(dir, file);
+        const header = readSessionHeader(path);
+        if (header?.id !== id) continue;
+        if (filterCwd && !sessionCwdMatches(header.cwd, resolvedCwd)) continue;
+        return path;
+      }
+    } catch {
+      // Best effort, as in pi.
+    }
+    return undefined;
+  }
+}
+

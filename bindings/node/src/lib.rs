@@ -1,0 +1,792 @@
+//! The Node binding of treelog: the native half of `index.js`, which gives pi-coding-agent's
+//! `SessionManager` its exact shape. This half is thin: a [`NativeSession`] holds one
+//! `treelog::Session` and answers each query with one JSON string (parsed on the JS side:
+//! one string per call costs far less than objects built field by field), and every append
+//! takes the id and timestamp the JS side drew, as pi draws them.
+//!
+//! pi writes nothing until a session holds a user or assistant message. Until then a session
+//! bound to a file lives in memory (`State::Pending`, a treelog session over a memory
+//! log); the append that brings the first such message writes the whole log to the file in
+//! one write (created exclusively, as pi's `"wx"`), and the handle continues on the file.
+//!
+//! Errors reach JS as `Error`s whose `code` is stable (`TREELOG_*`, see [`code_of`]); a
+//! panic in the engine becomes a `TREELOG_PANIC` error and leaves the handle unusable, never
+//! aborting the process.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+
+use napi_derive::napi;
+use treelog::format::json_scan;
+use treelog::format::line::json_text_str;
+use treelog::storage::MemoryStorage;
+use treelog::{Durability, EntryKind, NewEntry, Session, SessionOptions, Stamp};
+
+/// A JS error with a stable `code`.
+type Result<T> = std::result::Result<T, napi::Error<String>>;
+
+fn js_error(code: &str, message: impl Into<String>) -> napi::Error<String> {
+    napi::Error::new(code.to_string(), message.into())
+}
+
+/// The stable code of a library error.
+fn code_of(error: &treelog::Error) -> &'static str {
+    match error {
+        treelog::Error::Io { .. } => "TREELOG_IO",
+        treelog::Error::Index { .. } => "TREELOG_INDEX",
+        treelog::Error::LogChanged { .. } => "TREELOG_LOG_CHANGED",
+        treelog::Error::EntryNotFound { .. } => "TREELOG_NOT_FOUND",
+        treelog::Error::Conflict { .. } => "TREELOG_CONFLICT",
+        treelog::Error::Poisoned { .. } => "TREELOG_POISONED",
+        treelog::Error::InvalidInput { .. } => "TREELOG_INVALID_INPUT",
+        _ => "TREELOG_ERROR",
+    }
+}
+
+fn to_js(error: treelog::Error) -> napi::Error<String> {
+    // pi's words lead where pi has words for the same failure, so code that matches on
+    // them keeps working; the file follows.
+    let message = match &error {
+        treelog::Error::EntryNotFound { path, id } => {
+            format!("Entry {id} not found ({})", path.display())
+        }
+        _ => error.to_string(),
+    };
+    js_error(code_of(&error), message)
+}
+
+/// Runs `body`, turning a library error into a coded JS error and a panic into
+/// `TREELOG_PANIC`.
+fn guarded<T>(body: impl FnOnce() -> treelog::Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(result) => result.map_err(to_js),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|text| text.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(js_error(
+                "TREELOG_PANIC",
+                format!("treelog panicked: {what}; this session handle is closed"),
+            ))
+        }
+    }
+}
+
+fn options() -> SessionOptions {
+    // pi writes with appendFileSync and never fsyncs.
+    SessionOptions {
+        durability: Durability::None,
+        ..SessionOptions::default()
+    }
+}
+
+enum State {
+    /// Bound to a file that is not written yet (`path`), or to none (`inMemory`): the log
+    /// lives in memory. `conversation`: it holds a user or assistant message.
+    Pending {
+        session: Session,
+        path: Option<PathBuf>,
+        conversation: bool,
+    },
+    /// On the file.
+    File(Session),
+    /// A panic left the handle in an unknown state.
+    Broken,
+}
+
+/// One session: a log on disk, or one still in memory.
+#[napi]
+pub struct NativeSession {
+    state: State,
+}
+
+fn memory_session(path: &Path, text: String) -> treelog::Result<Session> {
+    Session::open_storage(
+        Box::new(MemoryStorage::new(path, text.into_bytes())),
+        options(),
+    )
+}
+
+/// The log of a session as text: its header line and every entry line.
+fn log_text(session: &Session) -> treelog::Result<String> {
+    let mut text = String::with_capacity(session.header().json.len() + 1);
+    text.push_str(&session.header().json);
+    text.push('\n');
+    for entry in session.entries()? {
+        text.push_str(&entry?.json);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// A JSON string literal.
+fn json_string(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn entries_array<'a>(lines: impl Iterator<Item = &'a str>) -> String {
+    let mut out = String::from("[");
+    for (index, line) in lines.enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(line);
+    }
+    out.push(']');
+    out
+}
+
+#[napi]
+impl NativeSession {
+    /// Opens the log at `path`, which exists.
+    #[napi(factory)]
+    pub fn open(path: String) -> Result<NativeSession> {
+        let session = guarded(|| Session::open(Path::new(&path), options()))?;
+        Ok(NativeSession {
+            state: State::File(session),
+        })
+    }
+
+    /// A session not yet written: `header` is its header line; `path` the file it is written
+    /// to once it holds a user or assistant message (none: never written); `entries` lines
+    /// it already holds (JSONL, each line ending in `\n`).
+    #[napi(factory)]
+    pub fn pending(
+        header: String,
+        path: Option<String>,
+        entries: Option<String>,
+    ) -> Result<NativeSession> {
+        let bound = path.clone().unwrap_or_else(|| "<memory>".into());
+        let mut text = header;
+        text.push('\n');
+        text.push_str(entries.as_deref().unwrap_or_default());
+        let session = guarded(|| memory_session(Path::new(&bound), text))?;
+        let conversation = guarded(|| has_conversation(&session))?;
+        Ok(NativeSession {
+            state: State::Pending {
+                session,
+                path: path.map(PathBuf::from),
+                conversation,
+            },
+        })
+    }
+
+    fn session(&self) -> Result<&Session> {
+        match &self.state {
+            State::Pending { session, .. } | State::File(session) => Ok(session),
+            State::Broken => Err(broken()),
+        }
+    }
+
+    fn session_mut(&mut self) -> Result<&mut Session> {
+        match &mut self.state {
+            State::Pending { session, .. } | State::File(session) => Ok(session),
+            State::Broken => Err(broken()),
+        }
+    }
+
+    /// Runs a query, closing the handle if it panics.
+    fn query<T>(&mut self, body: impl FnOnce(&Session) -> treelog::Result<T>) -> Result<T> {
+        let session = self.session()?;
+        let result = guarded(|| body(session));
+        if let Err(error) = &result
+            && error.status == "TREELOG_PANIC"
+        {
+            self.state = State::Broken;
+        }
+        result
+    }
+
+    /// Whether the log is on disk (false while pi would not have written it yet).
+    #[napi]
+    pub fn is_written(&self) -> bool {
+        matches!(self.state, State::File(_))
+    }
+
+    /// The header line as stored.
+    #[napi]
+    pub fn header_json(&mut self) -> Result<String> {
+        self.query(|session| Ok(session.header().json.clone()))
+    }
+
+    /// Whether the log has bytes but no readable header (pi 1.6 refuses such a file).
+    #[napi]
+    pub fn header_recovered(&mut self) -> Result<bool> {
+        self.query(|session| Ok(session.header().recovered))
+    }
+
+    #[napi]
+    pub fn leaf_id(&mut self) -> Result<Option<String>> {
+        self.query(|session| session.leaf_id())
+    }
+
+    #[napi]
+    pub fn entry_json(&mut self, id: String) -> Result<Option<String>> {
+        self.query(|session| Ok(session.entry(&id)?.map(|entry| entry.json)))
+    }
+
+    #[napi]
+    pub fn id_taken(&mut self, id: String) -> Result<bool> {
+        self.query(|session| session.id_taken(&id))
+    }
+
+    /// pi's `getChildren`: the entries whose tree parent is `id`, in file order.
+    #[napi]
+    pub fn children_json(&mut self, id: String) -> Result<String> {
+        self.query(|session| {
+            let mut children = session.children(&id)?;
+            children.sort_by_key(|entry| entry.offset_bytes);
+            Ok(entries_array(
+                children.iter().map(|entry| entry.json.as_str()),
+            ))
+        })
+    }
+
+    #[napi]
+    pub fn label(&mut self, id: String) -> Result<Option<String>> {
+        self.query(|session| session.label(&id))
+    }
+
+    #[napi]
+    pub fn session_name(&mut self) -> Result<Option<String>> {
+        self.query(|session| session.session_name())
+    }
+
+    #[napi]
+    pub fn entry_count(&mut self) -> Result<f64> {
+        self.query(|session| Ok(session.entry_count()? as f64))
+    }
+
+    /// Every entry in file order, as one JSON array.
+    #[napi]
+    pub fn entries_json(&mut self) -> Result<String> {
+        self.query(|session| {
+            let mut out = String::from("[");
+            for (index, entry) in session.entries()?.enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&entry?.json);
+            }
+            out.push(']');
+            Ok(out)
+        })
+    }
+
+    /// Every entry line in file order, each ending in `\n` (a fork's copy).
+    #[napi]
+    pub fn entries_jsonl(&mut self) -> Result<String> {
+        self.query(|session| {
+            let mut out = String::new();
+            for entry in session.entries()? {
+                out.push_str(&entry?.json);
+                out.push('\n');
+            }
+            Ok(out)
+        })
+    }
+
+    /// Whether `id` is on the handle's branch (the leaf or one of its ancestors).
+    #[napi]
+    pub fn is_on_branch(&mut self, id: String) -> Result<bool> {
+        self.query(|session| match (session.entry(&id)?, session.leaf_id()?) {
+            (Some(_), Some(leaf)) => session.is_ancestor(&id, &leaf),
+            _ => Ok(false),
+        })
+    }
+
+    /// The entries from the root to `leaf` (default: the handle's leaf); `[]` for an unknown
+    /// leaf or none.
+    #[napi]
+    pub fn branch_json(&mut self, leaf: Option<String>) -> Result<String> {
+        self.query(|session| {
+            let leaf = match leaf {
+                Some(id) if session.entry(&id)?.is_none() => return Ok("[]".into()),
+                Some(id) => Some(id),
+                None => match session.leaf_id()? {
+                    Some(id) => Some(id),
+                    None => return Ok("[]".into()),
+                },
+            };
+            let path = session.path(leaf.as_deref())?;
+            Ok(entries_array(path.iter().map(|entry| entry.json.as_str())))
+        })
+    }
+
+    /// pi's `getTree()` as JSON: roots in file order, each node
+    /// `{entry, children, label?, labelTimestamp?}`, children in pi's order.
+    #[napi]
+    pub fn tree_json(&mut self) -> Result<String> {
+        self.query(|session| {
+            let mut out = String::from("[");
+            // Per open node: whether it has a child written yet.
+            let mut open: Vec<bool> = Vec::new();
+            let mut first_root = true;
+            for node in session.tree()? {
+                let node = node?;
+                let depth = node.depth as usize;
+                while open.len() > depth {
+                    open.pop();
+                    out.push_str("]}");
+                }
+                match open.last_mut() {
+                    Some(has_child) => {
+                        if *has_child {
+                            out.push(',');
+                        }
+                        *has_child = true;
+                    }
+                    None => {
+                        if !first_root {
+                            out.push(',');
+                        }
+                        first_root = false;
+                    }
+                }
+                let entry = session.entry_at(node.seq)?;
+                out.push_str("{\"entry\":");
+                out.push_str(&entry.json);
+                if let Some(label) = &node.label {
+                    out.push_str(",\"label\":");
+                    json_string(&mut out, label);
+                }
+                if let Some(timestamp) = &node.label_timestamp {
+                    out.push_str(",\"labelTimestamp\":");
+                    json_string(&mut out, timestamp);
+                }
+                out.push_str(",\"children\":[");
+                open.push(false);
+            }
+            while open.pop().is_some() {
+                out.push_str("]}");
+            }
+            out.push(']');
+            Ok(out)
+        })
+    }
+
+    /// pi's `buildSessionContext()` for `leaf` (default: the handle's leaf).
+    #[napi]
+    pub fn context_json(&mut self, leaf: Option<String>) -> Result<String> {
+        self.query(|session| Ok(session.build_context(leaf.as_deref())?.to_json()))
+    }
+
+    /// pi's `buildContextEntries()` for the handle's leaf.
+    #[napi]
+    pub fn context_entries_json(&mut self, leaf: Option<String>) -> Result<String> {
+        self.query(|session| {
+            let entries = session.context_entries(leaf.as_deref())?;
+            Ok(entries_array(
+                entries.iter().map(|entry| entry.json.as_str()),
+            ))
+        })
+    }
+
+    /// pi's `buildSessionProjection()` for the handle's leaf.
+    #[napi]
+    pub fn projection_json(&mut self, leaf: Option<String>) -> Result<String> {
+        self.query(|session| Ok(session.build_projection(leaf.as_deref())?.to_json()))
+    }
+
+    // ---- moving the leaf ----
+
+    #[napi]
+    pub fn branch(&mut self, id: String) -> Result<()> {
+        let session = self.session_mut()?;
+        guarded(|| session.branch(&id))
+    }
+
+    #[napi]
+    pub fn reset_leaf(&mut self) -> Result<()> {
+        self.session_mut()?.reset_leaf();
+        Ok(())
+    }
+
+    /// Catches up with what other writers appended.
+    #[napi]
+    pub fn refresh(&mut self) -> Result<()> {
+        let session = self.session_mut()?;
+        guarded(|| session.refresh())
+    }
+
+    // ---- appends: each takes the id and timestamp the JS side drew ----
+
+    /// Appends with `append`, stamped, then writes a pending log to its file when it now
+    /// holds a conversation (`conversation`: the entry is a user or assistant message).
+    fn appended(
+        &mut self,
+        id: String,
+        timestamp: String,
+        conversation: bool,
+        append: impl FnOnce(&mut Session) -> treelog::Result<String>,
+    ) -> Result<String> {
+        let state = std::mem::replace(&mut self.state, State::Broken);
+        let result = catch_unwind(AssertUnwindSafe(move || {
+            append_in(state, id, timestamp, conversation, append)
+        }));
+        match result {
+            Ok((state, result)) => {
+                self.state = state;
+                result.map_err(to_js)
+            }
+            Err(_) => Err(js_error(
+                "TREELOG_PANIC",
+                "treelog panicked during an append; this session handle is closed",
+            )),
+        }
+    }
+
+    #[napi]
+    pub fn append_message(
+        &mut self,
+        id: String,
+        timestamp: String,
+        message: String,
+        conversation: bool,
+    ) -> Result<String> {
+        self.appended(id, timestamp, conversation, |session| {
+            session.append_message(&message)
+        })
+    }
+
+    #[napi]
+    pub fn append_thinking_level_change(
+        &mut self,
+        id: String,
+        timestamp: String,
+        thinking_level: String,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_thinking_level_change(&thinking_level)
+        })
+    }
+
+    #[napi]
+    pub fn append_model_change(
+        &mut self,
+        id: String,
+        timestamp: String,
+        provider: String,
+        model_id: String,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_model_change(&provider, &model_id)
+        })
+    }
+
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_usage(
+        &mut self,
+        id: String,
+        timestamp: String,
+        kind: String,
+        provider: String,
+        model: String,
+        usage: String,
+        note: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_usage(&kind, &provider, &model, &usage, note.as_deref())
+        })
+    }
+
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_compaction(
+        &mut self,
+        id: String,
+        timestamp: String,
+        summary: String,
+        first_kept_entry_id: Option<String>,
+        tokens_before: String,
+        details: Option<String>,
+        from_hook: Option<bool>,
+        usage: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_compaction(
+                &summary,
+                first_kept_entry_id.as_deref(),
+                &tokens_before,
+                details.as_deref(),
+                from_hook,
+                usage.as_deref(),
+            )
+        })
+    }
+
+    #[napi]
+    pub fn append_custom_entry(
+        &mut self,
+        id: String,
+        timestamp: String,
+        custom_type: String,
+        data: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_custom_entry(&custom_type, data.as_deref())
+        })
+    }
+
+    #[napi]
+    pub fn append_custom_message_entry(
+        &mut self,
+        id: String,
+        timestamp: String,
+        custom_type: String,
+        content: String,
+        display: bool,
+        details: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_custom_message_entry(&custom_type, &content, display, details.as_deref())
+        })
+    }
+
+    /// `name` as pi sanitises it (the JS side does that).
+    #[napi]
+    pub fn append_session_info(
+        &mut self,
+        id: String,
+        timestamp: String,
+        name: String,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append(NewEntry::SessionInfo { name })
+        })
+    }
+
+    /// `label` as pi writes it: absent when undefined, kept when empty.
+    #[napi]
+    pub fn append_label_change(
+        &mut self,
+        id: String,
+        timestamp: String,
+        target_id: String,
+        label: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            if session.entry(&target_id)?.is_none() {
+                return Err(not_found(session, &target_id));
+            }
+            session.append(NewEntry::Label { target_id, label })
+        })
+    }
+
+    #[napi]
+    pub fn append_context_edit(
+        &mut self,
+        id: String,
+        timestamp: String,
+        target_id: String,
+        replacement: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            session.append_context_edit(&target_id, replacement.as_deref())
+        })
+    }
+
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn branch_with_summary(
+        &mut self,
+        id: String,
+        timestamp: String,
+        from_id: Option<String>,
+        summary: String,
+        details: Option<String>,
+        from_hook: Option<bool>,
+        usage: Option<String>,
+    ) -> Result<String> {
+        self.appended(id, timestamp, false, |session| {
+            if let Some(from) = &from_id
+                && session.entry(from)?.is_none()
+            {
+                return Err(not_found(session, from));
+            }
+            session.branch_with_summary(
+                from_id.as_deref(),
+                &summary,
+                details.as_deref(),
+                from_hook,
+                usage.as_deref(),
+            )
+        })
+    }
+
+    /// Makes appended entries durable and writes the index out.
+    #[napi]
+    pub fn sync(&mut self) -> Result<()> {
+        let session = self.session_mut()?;
+        guarded(|| session.sync())
+    }
+}
+
+fn broken() -> napi::Error<String> {
+    js_error(
+        "TREELOG_PANIC",
+        "this session handle was closed by an earlier panic; open the session again",
+    )
+}
+
+fn not_found(session: &Session, id: &str) -> treelog::Error {
+    treelog::Error::EntryNotFound {
+        path: session.log_path().to_path_buf(),
+        id: id.into(),
+    }
+}
+
+/// Whether the session holds a user or assistant message (pi's `_hasConversation`).
+fn has_conversation(session: &Session) -> treelog::Result<bool> {
+    for entry in session.entries()? {
+        let entry = entry?;
+        if entry.kind != EntryKind::Message {
+            continue;
+        }
+        let role = entry.field("message").and_then(|message| {
+            let found = json_scan::scan(message.get(), &["role"]).ok()?;
+            found.fields[0]
+                .and_then(json_text_str)
+                .map(|role| role.into_owned())
+        });
+        if matches!(role.as_deref(), Some("user") | Some("assistant")) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// One stamped append on `state`; a pending log that now holds a conversation is written
+/// to its file, and the handle continues there. If that write fails, the pending log is as
+/// it was before the append.
+fn append_in(
+    state: State,
+    id: String,
+    timestamp: String,
+    conversation: bool,
+    append: impl FnOnce(&mut Session) -> treelog::Result<String>,
+) -> (State, treelog::Result<String>) {
+    match state {
+        State::File(mut session) => {
+            let result = stamped(&mut session, id, timestamp, append);
+            (State::File(session), result)
+        }
+        State::Pending {
+            mut session,
+            path,
+            conversation: had_conversation,
+        } => {
+            let flush_to = path.clone().filter(|_| had_conversation || conversation);
+            let Some(file) = flush_to else {
+                let result = stamped(&mut session, id, timestamp, append);
+                let state = State::Pending {
+                    session,
+                    path,
+                    conversation: had_conversation || (conversation && result.is_ok()),
+                };
+                return (state, result);
+            };
+            let before = match log_text(&session).and_then(|text| Ok((text, session.leaf_id()?))) {
+                Ok(before) => before,
+                Err(error) => {
+                    return (
+                        State::Pending {
+                            session,
+                            path,
+                            conversation: had_conversation,
+                        },
+                        Err(error),
+                    );
+                }
+            };
+            let result = stamped(&mut session, id, timestamp, append).and_then(|new_id| {
+                write_new_file(&file, &log_text(&session)?)?;
+                Ok(new_id)
+            });
+            match result {
+                Ok(new_id) => match Session::open(&file, options()) {
+                    Ok(mut opened) => {
+                        let branched = opened.branch(&new_id).map(|_| new_id);
+                        (State::File(opened), branched)
+                    }
+                    Err(error) => (State::Broken, Err(error)),
+                },
+                Err(error) => {
+                    // Back to the log as it was before the append.
+                    let (text, leaf) = before;
+                    let restored = memory_session(&file, text).and_then(|mut restored| {
+                        match leaf {
+                            Some(leaf) => restored.branch(&leaf)?,
+                            None => restored.reset_leaf(),
+                        }
+                        Ok(restored)
+                    });
+                    match restored {
+                        Ok(restored) => (
+                            State::Pending {
+                                session: restored,
+                                path,
+                                conversation: had_conversation,
+                            },
+                            Err(error),
+                        ),
+                        Err(_) => (State::Broken, Err(error)),
+                    }
+                }
+            }
+        }
+        State::Broken => (State::Broken, Err(panicked_error())),
+    }
+}
+
+fn panicked_error() -> treelog::Error {
+    treelog::Error::InvalidInput {
+        path: PathBuf::from("<closed>"),
+        reason: "this session handle was closed by an earlier panic".into(),
+    }
+}
+
+fn stamped(
+    session: &mut Session,
+    id: String,
+    timestamp: String,
+    append: impl FnOnce(&mut Session) -> treelog::Result<String>,
+) -> treelog::Result<String> {
+    session.stamp_next(Stamp { id, timestamp })?;
+    append(session)
+}
+
+/// Creates `path` exclusively (pi's `"wx"`) holding `text`.
+fn write_new_file(path: &Path, text: &str) -> treelog::Result<()> {
+    use std::io::Write;
+    let io = |operation: &'static str| {
+        move |source| treelog::Error::Io {
+            path: path.to_path_buf(),
+            operation,
+            source,
+        }
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io("create"))?;
+    file.write_all(text.as_bytes()).map_err(io("write"))
+}
