@@ -576,7 +576,10 @@ impl Store {
             return Ok(Err(Doubt::damaged(format!("inconsistent state: {reason}"))));
         }
         drop(meta);
-        drop(txn);
+        // The tables are read in this same transaction, so that they are the ones the snapshot
+        // and state just checked describe (another writer may commit at any time), and an open
+        // begins one read transaction, not two.
+        let checked_txn = txn;
 
         let identity = storage
             .identity()
@@ -682,7 +685,7 @@ impl Store {
             base_len_bytes: self.indexed_len_bytes,
             ..Overlay::default()
         };
-        self.refresh_tables()?;
+        self.tables = Some(self.tables_in(checked_txn)?);
         // The tail block matched: a last record that does not describe its line is damage.
         if let Some(reason) = self.last_record_mismatch(storage, &tail)? {
             return Ok(Err(Doubt::damaged(reason)));
@@ -911,6 +914,12 @@ impl Store {
             return Err(index_error(&path, "test: reading the tables fails"));
         }
         let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
+        self.tables_in(txn).map(Some)
+    }
+
+    /// The committed tables of `txn`, with the key counts its state records.
+    fn tables_in(&self, txn: redb::ReadTransaction) -> Result<ReadTables> {
+        let path = self.sidecar_path.clone().unwrap_or_default();
         let counts = {
             let meta = txn.open_table(META).map_err(|e| index_error(&path, e))?;
             let state = meta
@@ -921,7 +930,7 @@ impl Store {
                 .map_err(|error| index_error(&path, error.0))?
                 .1
         };
-        Ok(Some(ReadTables {
+        Ok(ReadTables {
             counts,
             loaded_children: OnceCell::new(),
             loaded_labels: OnceCell::new(),
@@ -938,7 +947,7 @@ impl Store {
                 .open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?,
             labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
-        }))
+        })
     }
 
     /// Ends a rebuild: writes the union of the id runs into `ids` in key order (a key in
