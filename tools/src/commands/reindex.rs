@@ -16,7 +16,8 @@ use crate::progress;
 /// Bring the indexes of logs up to date, in parallel.
 ///
 /// Opens each log (files as given, directories searched recursively for *.jsonl), which
-/// checks its sidecar index and catches it up or rebuilds it as needed; --force rebuilds
+/// checks its sidecar index and catches it up or rebuilds it as needed, then reads the whole
+/// index and checks every value in it, rebuilding an index found damaged; --force rebuilds
 /// every index. Several files are done at once (one per core). A progress bar is shown on a
 /// terminal. Ends with a summary: how many indexes were fresh, caught up, rebuilt (and why)
 /// or failed. Exit 2 if any file failed.
