@@ -16,10 +16,10 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// The sidecar index could not be used. An open rebuilds it where possible, so there this
-    /// error means even a fresh index could not be written; on an open handle (a refresh or an
-    /// append meeting a damaged index page) it means the handle stopped indexing, and opening
-    /// the log again rebuilds.
+    /// The sidecar index could not be used. An open rebuilds it where possible, and a session
+    /// rebuilds it when a read finds it damaged and answers again (format-spec/index.md §3), so
+    /// this reaches the caller only when that rebuild failed too, or the handle already
+    /// rebuilt once; opening the log again rebuilds.
     #[error("{path}: index: {reason}")]
     Index { path: PathBuf, reason: String },
 
