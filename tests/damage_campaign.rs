@@ -60,6 +60,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use treelog::{IndexState, Session, SessionOptions, sidecar_path};
 
+use common::rng::Rng;
 use common::{no_index, scratch_dir};
 
 /// redb's page size: the unit of the page modes.
@@ -68,33 +69,6 @@ const PAGE: usize = 4096;
 const TRIAL_TIMEOUT: Duration = Duration::from_secs(20);
 const TRIALS_DEFAULT: usize = 8;
 const SEED_DEFAULT: u64 = 0x7265_6c69_6162_6c65;
-
-/// splitmix64: each trial's damage follows from its seed alone.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-
-    fn fill(&mut self, bytes: &mut [u8]) {
-        for byte in bytes {
-            *byte = self.next() as u8;
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Mode {

@@ -24,6 +24,10 @@ use serde_json::value::RawValue;
 use treelog::storage::{FileIdentity, LogStorage, read_bytes_at};
 use treelog::{Durability, Error, NewEntry, Session, SessionOptions};
 
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 // ---- the fault-injecting storage ----
 
 /// Which faults to inject. Counters are 0-based: `fail_write: Some((0, _))` fails the first
@@ -173,27 +177,6 @@ fn open_on(disk: &Arc<Mutex<Disk>>, durability: Durability) -> Session {
 
 // ---- a seeded script of appends ----
 
-/// splitmix64: small, seedable, good enough to pick operations.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())].clone()
-    }
-}
-
 /// An append whose call returned `Ok`.
 #[derive(Clone, Debug)]
 struct Acked {
@@ -237,19 +220,19 @@ fn append_one(
     step: usize,
     ids: &[String],
 ) -> Result<String, Error> {
-    let any_id = |rng: &mut Rng| (!ids.is_empty()).then(|| rng.pick(ids));
+    let any_id = |rng: &mut Rng| (!ids.is_empty()).then(|| rng.pick(ids).clone());
     match rng.below(12) {
-        0 => session.append_thinking_level_change(rng.pick(&["off", "low", "high"])),
-        1 => session.append_model_change("p", rng.pick(&["m1", "m2"])),
-        2 => session.append_custom_entry("ext", rng.pick(&[None, Some(r#"{"k":[1,2]}"#)])),
+        0 => session.append_thinking_level_change(rng.pick::<&str>(&["off", "low", "high"])),
+        1 => session.append_model_change("p", rng.pick::<&str>(&["m1", "m2"])),
+        2 => session.append_custom_entry("ext", *rng.pick(&[None, Some(r#"{"k":[1,2]}"#)])),
         3 => session.append_custom_message_entry("ext", r#""shown""#, rng.below(2) == 0, None),
         4 => match any_id(rng) {
             Some(target) => {
-                session.append_label_change(&target, rng.pick(&[Some("bookmark"), None]))
+                session.append_label_change(&target, *rng.pick(&[Some("bookmark"), None]))
             }
             None => session.append_session_info("first"),
         },
-        5 => session.append_session_info(rng.pick(&["name", "  padded  ", ""])),
+        5 => session.append_session_info(rng.pick::<&str>(&["name", "  padded  ", ""])),
         6 => {
             let from = any_id(rng);
             session.branch_with_summary(

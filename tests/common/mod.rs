@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod rng;
+
 use std::path::Path;
 
 use treelog::format::record::Record;

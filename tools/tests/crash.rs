@@ -25,28 +25,16 @@ use std::time::{Duration, Instant};
 
 use treelog::{IndexState, Session, SessionOptions};
 
+#[path = "../../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 /// Rounds on one file before starting a new one (bounds the file size and the check time).
 const ROUNDS_PER_FILE: usize = 10;
 /// Lines offered to one child; it is killed long before it could append them all.
 const LINES_PER_CHILD_MAX: usize = 60;
 /// Kill delays are drawn from 0..KILL_DELAY_MS_MAX (after the spawn or the first id).
 const KILL_DELAY_MS_MAX: u64 = 40;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 #[derive(Default)]
 struct Figures {

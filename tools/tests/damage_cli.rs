@@ -19,6 +19,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "../../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 const PAGE: usize = 4096;
 const TIMEOUT: Duration = Duration::from_secs(20);
 const MODES: [&str; 6] = [
@@ -37,22 +41,6 @@ const COMMANDS: [&[&str]; 6] = [
     &["verify"],
     &["path"],
 ];
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|value| {

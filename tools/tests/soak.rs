@@ -42,23 +42,11 @@ use serde_json::{Value, json};
 use treelog::storage::{FileIdentity, LogStorage};
 use treelog::{OnConflict, Session, SessionOptions};
 
+#[path = "../../tests/common/rng.rs"]
+mod rng;
+use rng::Rng;
+
 const TEST_NAME: &str = "soak_of_concurrent_writers_and_readers";
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name)
