@@ -97,26 +97,41 @@ pub(crate) fn load_children(
     Ok(children)
 }
 
+/// Reads a text-keyed sealed table whole: each value unsealed under its key and decoded by
+/// `decode`, the keys in strictly increasing order and as many as the state records.
+fn load_text_keyed<T, M: Default + Extend<(String, T)>>(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    name: &str,
+    expected: u64,
+    decode: impl Fn(&str, &[u8]) -> SmallResult<T>,
+) -> SmallResult<M> {
+    let mut loaded = M::default();
+    let mut read = 0u64;
+    let mut last: Option<String> = None;
+    for item in table.iter().map_err(|e| e.to_string())? {
+        let (key, value) = item.map_err(|e| e.to_string())?;
+        let key = key.value();
+        let body = unseal(name.as_bytes(), key.as_bytes(), value.value(), || {
+            format!("{name} value of {key:?}")
+        })
+        .map_err(|error| error.0)?;
+        let decoded = decode(key, body)?;
+        check_order(name, &mut last, key.to_string())?;
+        loaded.extend([(key.to_string(), decoded)]);
+        read += 1;
+    }
+    check_count(name, read, expected)?;
+    Ok(loaded)
+}
+
 /// Every label by target id, checked.
 pub(crate) fn load_labels(
     table: &impl ReadableTable<&'static str, &'static [u8]>,
     expected: u64,
 ) -> SmallResult<BTreeMap<String, LabelValue>> {
-    let mut labels = BTreeMap::new();
-    let mut last: Option<String> = None;
-    for item in table.iter().map_err(|e| e.to_string())? {
-        let (key, value) = item.map_err(|e| e.to_string())?;
-        let target = key.value();
-        let body = unseal(b"labels", target.as_bytes(), value.value(), || {
-            format!("label of {target:?}")
-        })
-        .map_err(|error| error.0)?;
-        let label = LabelValue::decode(body).map_err(|error| error.0)?;
-        check_order("labels", &mut last, target.to_string())?;
-        labels.insert(target.to_string(), label);
-    }
-    check_count("labels", labels.len() as u64, expected)?;
-    Ok(labels)
+    load_text_keyed(table, "labels", expected, |_, body| {
+        LabelValue::decode(body).map_err(|error| error.0)
+    })
 }
 
 /// Every id collision, checked.
@@ -124,24 +139,12 @@ pub(crate) fn load_id_collisions(
     table: &impl ReadableTable<&'static str, &'static [u8]>,
     expected: u64,
 ) -> SmallResult<HashMap<String, u64>> {
-    let mut collisions = HashMap::new();
-    let mut last: Option<String> = None;
-    for item in table.iter().map_err(|e| e.to_string())? {
-        let (key, value) = item.map_err(|e| e.to_string())?;
-        let id = key.value();
-        let body = unseal(b"id-collisions", id.as_bytes(), value.value(), || {
-            format!("id collision of {id:?}")
-        })
-        .map_err(|error| error.0)?;
-        let seq = u64::from_le_bytes(
-            body.try_into()
-                .map_err(|_| format!("id collision of {id:?}: {} bytes", body.len()))?,
-        );
-        check_order("id-collisions", &mut last, id.to_string())?;
-        collisions.insert(id.to_string(), seq);
-    }
-    check_count("id-collisions", collisions.len() as u64, expected)?;
-    Ok(collisions)
+    load_text_keyed(table, "id-collisions", expected, |id, body| {
+        let seq = body
+            .try_into()
+            .map_err(|_| format!("id collision of {id:?}: {} bytes", body.len()))?;
+        Ok(u64::from_le_bytes(seq))
+    })
 }
 
 /// What a flush files in the small tables, and the counts it leaves. `counts` are the

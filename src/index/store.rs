@@ -283,6 +283,20 @@ impl Hop<'_> {
     }
 }
 
+/// The key counts of the small tables that the state in `meta` records.
+fn stored_counts(
+    meta: &impl ReadableTable<&'static str, &'static [u8]>,
+    path: &Path,
+) -> Result<StoredCounts> {
+    let state = meta
+        .get(META_STATE)
+        .map_err(|e| index_error(path, e))?
+        .ok_or_else(|| index_error(path, "the index has no state"))?;
+    State::decode(state.value())
+        .map(|(_, counts)| counts)
+        .map_err(|error| index_error(path, error.0))
+}
+
 /// A block hash as stored: sealed under its block index (`format::seal`).
 fn seal_block(index: u64, hash: &[u8; 32]) -> Vec<u8> {
     crate::format::seal::seal(b"blocks", &index.to_le_bytes(), hash.to_vec())
@@ -566,9 +580,8 @@ impl Store {
             Some(Err(error)) => return Ok(Err(Doubt::damaged(error.0))),
             None => return Ok(Err(Doubt::damaged("the index has no snapshot"))),
         };
-        let state = match get(META_STATE)?.map(|bytes| State::decode(&bytes)) {
-            // The counts are read with the tables they describe (`read_tables`).
-            Some(Ok((state, _counts))) => state,
+        let (state, counts) = match get(META_STATE)?.map(|bytes| State::decode(&bytes)) {
+            Some(Ok(decoded)) => decoded,
             Some(Err(error)) => return Ok(Err(Doubt::damaged(error.0))),
             None => return Ok(Err(Doubt::damaged("the index has no state"))),
         };
@@ -685,7 +698,7 @@ impl Store {
             base_len_bytes: self.indexed_len_bytes,
             ..Overlay::default()
         };
-        self.tables = Some(self.tables_in(checked_txn)?);
+        self.tables = Some(self.tables_in(checked_txn, counts)?);
         // The tail block matched: a last record that does not describe its line is damage.
         if let Some(reason) = self.last_record_mismatch(storage, &tail)? {
             return Ok(Err(Doubt::damaged(reason)));
@@ -914,22 +927,16 @@ impl Store {
             return Err(index_error(&path, "test: reading the tables fails"));
         }
         let txn = db.begin_read().map_err(|e| index_error(&path, e))?;
-        self.tables_in(txn).map(Some)
+        let counts = stored_counts(
+            &txn.open_table(META).map_err(|e| index_error(&path, e))?,
+            &path,
+        )?;
+        self.tables_in(txn, counts).map(Some)
     }
 
-    /// The committed tables of `txn`, with the key counts its state records.
-    fn tables_in(&self, txn: redb::ReadTransaction) -> Result<ReadTables> {
+    /// The committed tables of `txn`, whose state records `counts` for the small tables.
+    fn tables_in(&self, txn: redb::ReadTransaction, counts: StoredCounts) -> Result<ReadTables> {
         let path = self.sidecar_path.clone().unwrap_or_default();
-        let counts = {
-            let meta = txn.open_table(META).map_err(|e| index_error(&path, e))?;
-            let state = meta
-                .get(META_STATE)
-                .map_err(|e| index_error(&path, e))?
-                .ok_or_else(|| index_error(&path, "the index has no state"))?;
-            State::decode(state.value())
-                .map_err(|error| index_error(&path, error.0))?
-                .1
-        };
         Ok(ReadTables {
             counts,
             loaded_children: OnceCell::new(),
@@ -1456,15 +1463,10 @@ impl Store {
                 }
                 // The small tables' counts move from those of the state on disk (whoever wrote
                 // it), by what this flush adds or removes (`small_tables.rs`).
-                let disk_counts = {
-                    let meta = txn.open_table(META).map_err(|e| index_error(path, e))?;
-                    let state = meta.get(META_STATE).map_err(|e| index_error(path, e))?;
-                    match state.map(|state| State::decode(state.value())) {
-                        Some(Ok((_, counts))) => counts,
-                        Some(Err(error)) => return Err(index_error(path, error.0)),
-                        None => return Err(index_error(path, "the index has no state")),
-                    }
-                };
+                let disk_counts = stored_counts(
+                    &txn.open_table(META).map_err(|e| index_error(path, e))?,
+                    path,
+                )?;
                 let mut small =
                     SmallWriter::open(&txn, disk_counts).map_err(|e| index_error(path, e))?;
                 for (id, seq) in &self.overlay.id_collisions {
@@ -1843,10 +1845,7 @@ impl Store {
         let Some(tables) = &self.tables else {
             return Ok(None);
         };
-        let collisions = self.small_table(&tables.loaded_id_collisions, || {
-            small_tables::load_id_collisions(&tables.id_collisions, tables.counts.id_collisions)
-        })?;
-        Ok(collisions.get(id).copied())
+        Ok(self.stored_id_collisions(tables)?.get(id).copied())
     }
 
     /// A new 8-hex entry id that no indexed line holds and `taken` does not refuse, or `None`
@@ -1971,9 +1970,7 @@ impl Store {
             }
         }
         if let Some(tables) = &self.tables {
-            let listed = self.small_table(&tables.loaded_children, || {
-                small_tables::load_children(&tables.children, tables.counts.children)
-            })?;
+            let listed = self.stored_children(tables)?;
             for &child in listed.get(&parent_seq).map_or(&[][..], Vec::as_slice) {
                 // The next-line child is never stored (format-spec/index.md): listed, it would
                 // be walked twice. Only a damaged index lists it. Tables committed by another
@@ -2015,6 +2012,21 @@ impl Store {
     ) -> Result<&'t BTreeMap<String, LabelValue>> {
         self.small_table(&tables.loaded_labels, || {
             small_tables::load_labels(&tables.labels, tables.counts.labels)
+        })
+    }
+
+    /// The committed listed children by parent, read whole and checked once per committed
+    /// state.
+    fn stored_children<'t>(&self, tables: &'t ReadTables) -> Result<&'t FastMap<u64, Vec<u64>>> {
+        self.small_table(&tables.loaded_children, || {
+            small_tables::load_children(&tables.children, tables.counts.children)
+        })
+    }
+
+    /// The committed id collisions, read whole and checked once per committed state.
+    fn stored_id_collisions<'t>(&self, tables: &'t ReadTables) -> Result<&'t HashMap<String, u64>> {
+        self.small_table(&tables.loaded_id_collisions, || {
+            small_tables::load_id_collisions(&tables.id_collisions, tables.counts.id_collisions)
         })
     }
 
@@ -2086,13 +2098,9 @@ impl Store {
             ] {
                 id_table::check_pages(table, name).map_err(|e| self.read_error(e))?;
             }
-            self.small_table(&tables.loaded_children, || {
-                small_tables::load_children(&tables.children, tables.counts.children)
-            })?;
+            self.stored_children(tables)?;
             self.stored_labels(tables)?;
-            self.small_table(&tables.loaded_id_collisions, || {
-                small_tables::load_id_collisions(&tables.id_collisions, tables.counts.id_collisions)
-            })?;
+            self.stored_id_collisions(tables)?;
             Ok(())
         })
     }
