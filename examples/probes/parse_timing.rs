@@ -1,14 +1,24 @@
 //! Raw pass over a log: newline scan, classify (parse of the indexed fields), blake3.
-//! `cargo run --release --example parse_timing FILE`
+//! `cargo run --release --example parse_timing -- FILE`
 //!
 //! The lines are split (with memchr, as `scan.rs` does) and checked as UTF-8 once, outside the
 //! timings; each rate is the file's size over the time of one pass over its lines, so the
 //! `classify` and `serde IgnoredAny` rates of one run compare directly.
 use std::time::Instant;
 
+mod probe;
+
+const PROBE: probe::Probe = probe::Probe {
+    name: "parse_timing",
+    arguments: "FILE",
+    about: "Three raw passes over FILE's lines: newline scan, UTF-8 checks, classify, serde_json and\n\
+            blake3, each as MB/s of the whole file.",
+};
+
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: parse_timing FILE");
-    let bytes = std::fs::read(&path).expect("read");
+    let args = PROBE.args(1);
+    let path = PROBE.required(&args, 0, "FILE (a session log)");
+    let bytes = PROBE.check(std::fs::read(&path), &format!("read {path}"));
     let mb = bytes.len() as f64 / 1e6;
     let rate = |start: Instant| mb / start.elapsed().as_secs_f64();
     for _ in 0..3 {

@@ -1,32 +1,40 @@
 //! Repeated context builds and path walks (ids in one buffer, as `treelog bench` measures
 //! them) on one open session (minimum of N runs):
-//! `cargo run --release --example context_loop FILE [N]` (`SKIP_PATH=1`: context only).
+//! `cargo run --release --example context_loop -- FILE [N]` (`SKIP_PATH=1`: context only).
 use std::time::{Duration, Instant};
 
+mod probe;
+
+const PROBE: probe::Probe = probe::Probe {
+    name: "context_loop",
+    arguments: "FILE [N]",
+    about: "Builds the context of FILE's leaf and walks its path N times (default 20) on one open\n\
+            session and prints the best time of each (SKIP_PATH=1: the context only).",
+};
+
 fn main() {
-    let path = std::path::PathBuf::from(
-        std::env::args()
-            .nth(1)
-            .expect("usage: context_loop FILE [N]"),
-    );
-    let runs: usize = std::env::args()
-        .nth(2)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(20);
-    let session = treelog::Session::open(&path, Default::default()).expect("open");
+    let args = PROBE.args(2);
+    let path = PROBE.existing_file(&args, 0, "FILE (a session log)");
+    let runs = PROBE.number(&args, 1, "N", 20).max(1);
+    let session = PROBE.check(treelog::Session::open(&path, Default::default()), "open");
     let mut context_best = Duration::MAX;
     let mut path_best = Duration::MAX;
     let mut messages = 0;
     let mut hops = 0;
     for _ in 0..runs {
         let start = Instant::now();
-        messages = session.build_context(None).expect("context").messages.len();
+        messages = PROBE
+            .check(session.build_context(None), "build the context")
+            .messages
+            .len();
         context_best = context_best.min(start.elapsed());
         if std::env::var_os("SKIP_PATH").is_some() {
             continue;
         }
         let start = Instant::now();
-        hops = session.path_id_list(None).expect("path").len();
+        hops = PROBE
+            .check(session.path_id_list(None), "walk the path")
+            .len();
         path_best = path_best.min(start.elapsed());
     }
     if std::env::var_os("SKIP_PATH").is_some() {

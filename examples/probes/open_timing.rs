@@ -1,10 +1,24 @@
-//! Times an open (and a context build) of one log: `cargo run --release --example open_timing FILE [--no-index]`.
+//! Times an open (and a context build) of one log:
+//! `cargo run --release --example open_timing -- FILE [--no-index]`.
 use std::time::Instant;
 
+mod probe;
+
+const PROBE: probe::Probe = probe::Probe {
+    name: "open_timing",
+    arguments: "FILE [--no-index]",
+    about: "Opens FILE (with its index, or replaying the log with --no-index), builds its context and\n\
+            walks its path (PATH_ROUNDS times, default 3), printing each time and the sidecar's size.",
+};
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let path = std::path::PathBuf::from(args.next().expect("usage: open_timing FILE [--no-index]"));
-    let use_index = args.next().as_deref() != Some("--no-index");
+    let args = PROBE.args(2);
+    let path = PROBE.existing_file(&args, 0, "FILE (a session log)");
+    let use_index = match args.get(1).map(String::as_str) {
+        None => true,
+        Some("--no-index") => false,
+        Some(other) => PROBE.usage_error(format!("unknown option {other:?}")),
+    };
     let start = Instant::now();
     let session = treelog::Session::open(
         &path,
@@ -12,11 +26,11 @@ fn main() {
             use_index,
             ..Default::default()
         },
-    )
-    .expect("open");
+    );
+    let session = PROBE.check(session, "open");
     let opened = start.elapsed();
     let start = Instant::now();
-    let context = session.build_context(None).expect("context");
+    let context = PROBE.check(session.build_context(None), "build the context");
     let built = start.elapsed();
     println!(
         "open {opened:?} ({:?}), context {built:?} ({} messages)",
@@ -29,7 +43,7 @@ fn main() {
         .unwrap_or(3);
     for round in 0..rounds {
         let start = Instant::now();
-        let path_ids = session.path_id_list(None).expect("path");
+        let path_ids = PROBE.check(session.path_id_list(None), "walk the path");
         let walked = start.elapsed();
         println!(
             "path round {round}: {} hops, {:.0} ns/hop",

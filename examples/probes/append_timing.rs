@@ -1,44 +1,58 @@
 //! Append throughput with index maintenance:
-//! `cargo run --release --example append_timing [N] [BATCH] [LOG]` (BATCH entries per
+//! `cargo run --release --example append_timing -- [N] [BATCH] [LOG]` (BATCH entries per
 //! append_many). With LOG, the appends go to that existing log (pass a copy: it grows), to
 //! see the rate on a long history; without it, to a new log in a temporary directory.
 use std::time::Instant;
 
 use serde_json::value::RawValue;
 
+mod probe;
+
+const PROBE: probe::Probe = probe::Probe {
+    name: "append_timing",
+    arguments: "[N] [BATCH] [LOG]",
+    about: "Appends N entries (default 100000) of ~1 KB, BATCH per append_many (default 1), and\n\
+            prints the rate and the slowest call. With LOG, to that existing log (pass a copy: it\n\
+            grows); without, to a new log in a temporary directory.",
+};
+
 fn main() {
-    let count: usize = std::env::args()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(100_000);
-    let batch: usize = std::env::args()
-        .nth(2)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1)
-        .max(1);
-    let existing = std::env::args().nth(3).map(std::path::PathBuf::from);
+    let args = PROBE.args(3);
+    let count = PROBE.number(&args, 0, "N", 100_000);
+    let batch = PROBE.number(&args, 1, "BATCH", 1).max(1);
+    let existing = args.get(2).map(std::path::PathBuf::from);
     let dir = std::env::temp_dir().join(format!("treelog-append-{}", std::process::id()));
     let path = match &existing {
         Some(path) => path.clone(),
         None => {
-            std::fs::create_dir_all(&dir).expect("temp dir");
+            PROBE.check(
+                std::fs::create_dir_all(&dir),
+                &format!("create {}", dir.display()),
+            );
             let path = dir.join("append.jsonl");
             // Create the log first, so that the timed session keeps a sidecar index.
-            let mut first =
-                treelog::Session::open(&path, treelog::SessionOptions::default()).expect("create");
-            first
-                .append_message(r#"{"role":"user","content":"start","timestamp":0}"#)
-                .expect("first append");
-            first.close().expect("close");
+            let mut first = PROBE.check(
+                treelog::Session::open(&path, treelog::SessionOptions::default()),
+                "create",
+            );
+            PROBE.check(
+                first.append_message(r#"{"role":"user","content":"start","timestamp":0}"#),
+                "first append",
+            );
+            PROBE.check(first.close(), "close");
             path
         }
     };
-    let mut session =
-        treelog::Session::open(&path, treelog::SessionOptions::default()).expect("open");
-    assert!(!matches!(
-        session.index_state(),
-        treelog::IndexState::Unindexed { .. }
-    ));
+    let mut session = PROBE.check(
+        treelog::Session::open(&path, treelog::SessionOptions::default()),
+        "open",
+    );
+    if let treelog::IndexState::Unindexed { reason } = session.index_state() {
+        PROBE.usage_error(format!(
+            "{} has no index ({reason}): the rate would not include index maintenance",
+            path.display()
+        ));
+    }
     // Validated once: each entry is a copy of it, as a caller holds its message already
     // (building and validating the JSON is the caller's cost, not the append's).
     let message = RawValue::from_string(format!(
@@ -57,11 +71,11 @@ fn main() {
             })
             .collect();
         let call = Instant::now();
-        session.append_many(entries).expect("append");
+        PROBE.check(session.append_many(entries), "append");
         slowest = slowest.max(call.elapsed());
         done += batch;
     }
-    session.close().expect("close");
+    PROBE.check(session.close(), "close");
     let elapsed = start.elapsed();
     println!(
         "{done} appends in batches of {batch} in {elapsed:?}: {:.0} appends/s, slowest call {slowest:?}",
