@@ -1,0 +1,173 @@
+// A real pi agent on treelog's SessionManager (issue 20, item 4): pi's SDK,
+// `createAgentSession({ sessionManager, ... })` from 1.6.0 and from 0.73.1, with pi-ai's faux
+// provider (no network), runs a conversation of several turns, a tool call included. The same
+// conversation runs on pi's own SessionManager with the same clock and ids: the two files must
+// be byte-identical. Then pi's own SessionManager reopens treelog's file, and its
+// buildSessionContext() must deep-equal treelog's.
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import {
+  clock, installFakeClock, installSeededUuids, pi, pi073, prng, restoreRandomUuids, sameJson, tempDir, treelog,
+} from "./helpers.mjs";
+
+const START_MS = Date.UTC(2025, 2, 3, 10, 0, 0, 0);
+
+const VERSIONS = {
+  "1.6.0": {
+    sdk: await import("@earendil-works/pi-coding-agent"),
+    ai: await import("@earendil-works/pi-ai"),
+    sessionManagers: pi,
+  },
+  "0.73.1": {
+    sdk: await import("@mariozechner/pi-coding-agent"),
+    ai: await import("@mariozechner/pi-ai"),
+    sessionManagers: pi073,
+  },
+};
+
+/** The faux model's answers: a tool call and its follow-up, then two plain turns. */
+function script(ai) {
+  return [
+    ai.fauxAssistantMessage(
+      [ai.fauxText("Let me read it."), ai.fauxToolCall("read", { path: "notes.txt" }, { id: "call-1" })],
+      { stopReason: "toolUse" },
+    ),
+    ai.fauxAssistantMessage("It lists alpha and beta."),
+    ai.fauxAssistantMessage([ai.fauxToolCall("read", { path: "missing.txt" }, { id: "call-2" })], { stopReason: "toolUse" }),
+    ai.fauxAssistantMessage("That file does not exist."),
+    ai.fauxAssistantMessage("Goodbye."),
+  ];
+}
+const PROMPTS = ["What is in notes.txt?", "And in missing.txt?", "Thanks."];
+
+/** A resource loader that discovers nothing: no extensions, skills or context files. */
+function emptyResources(sdk) {
+  return {
+    getExtensions: () => ({ extensions: [], errors: [], runtime: sdk.createExtensionRuntime() }),
+    getSkills: () => ({ skills: [], diagnostics: [] }),
+    getPrompts: () => ({ prompts: [], diagnostics: [] }),
+    getThemes: () => ({ themes: [], diagnostics: [] }),
+    getAgentsFiles: () => ({ agentsFiles: [] }),
+    getSystemPrompt: () => "You are a test agent. Be brief.",
+    getSystemPromptSource: () => undefined,
+    getAppendSystemPrompt: () => [],
+    getAppendSystemPromptSources: () => [],
+    extendResources: () => {},
+    reload: async () => {},
+  };
+}
+
+/**
+ * The model plumbing of each pi version, with the faux provider in it. 1.6.0's
+ * createAgentSession looks models up in its own ModelRuntime (pi-ai's compat
+ * registerFauxProvider does not reach it): fauxProvider() is registered on an in-memory
+ * runtime with an in-memory credential store. 0.73.1 reads pi-ai's global registry.
+ */
+async function models(version) {
+  const { sdk, ai } = VERSIONS[version];
+  const options = { api: "faux", provider: "faux", models: [{ id: "faux-1" }] };
+  if (version === "1.6.0") {
+    const modelRuntime = await sdk.ModelRuntime.create({
+      credentials: new ai.InMemoryCredentialStore(), modelsPath: null, allowModelNetwork: false, refreshOnCreate: false,
+    });
+    const faux = ai.fauxProvider(options);
+    modelRuntime.registerNativeProvider(faux.provider);
+    return { faux, model: modelRuntime.getModel("faux", "faux-1"), plumbing: { modelRuntime }, release() {} };
+  }
+  const faux = ai.registerFauxProvider(options);
+  const authStorage = sdk.AuthStorage.inMemory();
+  authStorage.setRuntimeApiKey("faux", "no-key");
+  const modelRegistry = sdk.ModelRegistry.inMemory(authStorage);
+  return { faux, model: faux.getModel(), plumbing: { authStorage, modelRegistry }, release: () => faux.unregister() };
+}
+
+/** Runs the conversation with pi `version`'s agent on `sessionManager`; returns the agent's messages. */
+async function converse(version, sessionManager, cwd) {
+  const { sdk, ai } = VERSIONS[version];
+  const { faux, model, plumbing, release } = await models(version);
+  faux.setResponses(script(ai));
+  const { session } = await sdk.createAgentSession({
+    cwd,
+    agentDir: tempDir("treelog-agent-home-"),
+    model,
+    thinkingLevel: "off",
+    ...plumbing,
+    resourceLoader: emptyResources(sdk),
+    tools: ["read"],
+    sessionManager,
+    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
+  });
+  try {
+    for (const prompt of PROMPTS) {
+      clock.advance(1000);
+      await session.prompt(prompt);
+    }
+    return session.messages;
+  } finally {
+    session.dispose();
+    release();
+  }
+}
+
+/** A session manager of `module` in `dir` whose session id is `id` (0.73.1's create takes no options). */
+function created(module, cwd, dir, id, version) {
+  if (version === "1.6.0") return module.SessionManager.create(cwd, dir, { id });
+  const sessionManager = module.SessionManager.create(cwd, dir);
+  sessionManager.newSession({ id });
+  return sessionManager;
+}
+
+for (const version of Object.keys(VERSIONS)) {
+  test(`pi ${version}'s agent on treelog: the file pi's own SessionManager writes, and pi reads it back to the same context`, async () => {
+    const cwd = tempDir("treelog-agent-cwd-");
+    writeFileSync(join(cwd, "notes.txt"), "alpha\nbeta\n");
+    const sessionId = "0195a8b0-0000-7000-8000-000000000001";
+    const run = async (module) => {
+      installFakeClock(START_MS);
+      installSeededUuids(prng(20));
+      // A tool result's durationMs is measured with performance.now(): the fake clock's too.
+      Object.defineProperty(performance, "now", { value: () => clock.now(), configurable: true, writable: true });
+      const dir = tempDir("treelog-agent-sessions-");
+      mkdirSync(dir, { recursive: true });
+      try {
+        const sessionManager = created(module, cwd, dir, sessionId, version);
+        const messages = await converse(version, sessionManager, cwd);
+        return { sessionManager, messages, text: readFileSync(sessionManager.getSessionFile(), "utf8") };
+      } finally {
+        delete performance.now;
+        restoreRandomUuids();
+        clock.stop();
+      }
+    };
+    const expected = await run(VERSIONS[version].sessionManagers);
+    const actual = await run(treelog);
+
+    // Several turns, a tool call and its result (and an error result) among them.
+    const roles = actual.messages.map((message) => message.role);
+    assert.equal(roles.filter((role) => role === "user").length, PROMPTS.length, roles.join(","));
+    assert.equal(roles.filter((role) => role === "assistant").length, 5, roles.join(","));
+    assert.equal(roles.filter((role) => role === "toolResult").length, 2, roles.join(","));
+    assert.match(JSON.stringify(actual.messages), /alpha\\nbeta/);
+
+    const basename = (path) => path.slice(path.lastIndexOf("/") + 1);
+    assert.equal(basename(actual.sessionManager.getSessionFile()), basename(expected.sessionManager.getSessionFile()));
+    if (actual.text !== expected.text) {
+      const lines = [expected.text.split("\n"), actual.text.split("\n")];
+      const at = lines[0].findIndex((line, i) => line !== lines[1][i]);
+      assert.fail(`files differ at line ${at + 1}:\npi      ${lines[0][at]}\ntreelog ${lines[1][at]}`);
+    }
+    sameJson(actual.messages, expected.messages, "the agent's messages");
+
+    // pi's own SessionManager reopens treelog's file: the same context as treelog's.
+    const file = actual.sessionManager.getSessionFile();
+    const piReopened = VERSIONS[version].sessionManagers.SessionManager.open(file);
+    const context = actual.sessionManager.buildSessionContext();
+    sameJson(context, piReopened.buildSessionContext(), "pi's buildSessionContext of treelog's file");
+    const conversation = (messages) => messages.map((message) => message.role).filter((role) => role !== "system");
+    assert.deepEqual(conversation(context.messages), conversation(actual.messages), "the context holds the conversation");
+    sameJson(treelog.SessionManager.open(file).buildSessionContext(), context, "treelog's, reopened");
+    sameJson(actual.sessionManager.getEntries(), piReopened.getEntries(), "getEntries");
+  });
+}
