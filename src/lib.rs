@@ -18,6 +18,7 @@
 
 mod context;
 pub mod directory;
+mod entry_lines;
 mod error;
 pub mod format;
 mod index;

@@ -737,6 +737,21 @@ impl Session {
         }))
     }
 
+    /// Every entry line in file order as one JSON array (`[line,line,...]`, opaque lines
+    /// excluded): what [`Session::entries`] yields, read in one sequential pass over the log
+    /// and checked line by line against the index's crc32s (see `entry_lines.rs`). A caller
+    /// that wants every entry (pi's `getEntries()`) pays one read of the log, not one per
+    /// entry.
+    pub fn entry_lines(&self) -> Result<String> {
+        self.answering(|session| {
+            crate::entry_lines::entry_lines_array(
+                session.storage.as_ref(),
+                session.store(),
+                session.log_path(),
+            )
+        })
+    }
+
     /// Lines kept verbatim that are not entries, in file order.
     pub fn opaque_records(&self) -> Result<Vec<OpaqueRecord>> {
         self.answering(|session| {

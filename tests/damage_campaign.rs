@@ -444,6 +444,7 @@ fn whole_session_reads(session: &Session, walk_max: usize) -> Result<Reads, Stri
                 .collect::<treelog::Result<Vec<treelog::Entry>>>()
         }),
     )?;
+    put(&mut out, "entry_lines", session.entry_lines())?;
     put(&mut out, "entry_count", session.entry_count())?;
     Ok(out)
 }

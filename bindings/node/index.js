@@ -592,8 +592,56 @@ export class SessionManager {
     return id;
   }
 
+  /**
+   * pi's getTree(), built from getEntries()'s entries exactly as pi builds it: a node per
+   * entry with its label, children under their parent in file order, then each node's
+   * children sorted by timestamp (a stable sort, so ties and unparsable times keep file
+   * order); an entry whose parent is missing is a root. Building it here from the kept array
+   * costs what pi's does; reading a tree from the native side cost each line a read and the
+   * whole tree a second parse.
+   */
   getTree() {
-    return JSON.parse(this.#native.treeJson());
+    const entries = this.getEntries();
+    const labels = new Map();
+    const labelTimestamps = new Map();
+    for (const entry of entries) {
+      if (entry.type !== "label") continue;
+      if (entry.label) {
+        labels.set(entry.targetId, entry.label);
+        labelTimestamps.set(entry.targetId, entry.timestamp);
+      } else {
+        labels.delete(entry.targetId);
+        labelTimestamps.delete(entry.targetId);
+      }
+    }
+    const nodes = new Map();
+    for (const entry of entries) {
+      nodes.set(entry.id, { entry, children: [], label: labels.get(entry.id), labelTimestamp: labelTimestamps.get(entry.id) });
+    }
+    const roots = [];
+    for (const entry of entries) {
+      const node = nodes.get(entry.id);
+      const parent = entry.parentId === null || entry.parentId === entry.id ? undefined : nodes.get(entry.parentId);
+      if (parent) parent.children.push(node);
+      else roots.push(node);
+    }
+    // pi's comparator, each entry's time computed once: the same comparisons, so the same order.
+    const times = new Map();
+    const timeOf = (node) => {
+      let time = times.get(node);
+      if (time === undefined) {
+        time = new Date(node.entry.timestamp).getTime();
+        times.set(node, time);
+      }
+      return time;
+    };
+    const stack = [...roots];
+    while (stack.length > 0) {
+      const node = stack.pop();
+      if (node.children.length > 1) node.children.sort((a, b) => timeOf(a) - timeOf(b));
+      for (const child of node.children) stack.push(child);
+    }
+    return roots;
   }
 
   // ---- branching ----

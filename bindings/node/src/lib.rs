@@ -121,25 +121,6 @@ fn log_text(session: &Session) -> treelog::Result<String> {
     Ok(text)
 }
 
-/// A JSON string literal.
-fn json_string(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if c < ' ' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
 fn entries_array<'a>(lines: impl Iterator<Item = &'a str>) -> String {
     let mut out = String::from("[");
     for (index, line) in lines.enumerate() {
@@ -273,20 +254,11 @@ impl NativeSession {
         self.query(|session| Ok(session.entry_count()? as f64))
     }
 
-    /// Every entry in file order, as one JSON array.
+    /// Every entry in file order, as one JSON array: one sequential read of the log, each
+    /// line checked against the index (`Session::entry_lines`).
     #[napi]
     pub fn entries_json(&mut self) -> Result<String> {
-        self.query(|session| {
-            let mut out = String::from("[");
-            for (index, entry) in session.entries()?.enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&entry?.json);
-            }
-            out.push(']');
-            Ok(out)
-        })
+        self.query(|session| session.entry_lines())
     }
 
     /// Every entry line in file order, each ending in `\n` (a fork's copy).
@@ -326,58 +298,6 @@ impl NativeSession {
             };
             let path = session.path(leaf.as_deref())?;
             Ok(entries_array(path.iter().map(|entry| entry.json.as_str())))
-        })
-    }
-
-    /// pi's `getTree()` as JSON: roots in file order, each node
-    /// `{entry, children, label?, labelTimestamp?}`, children in pi's order.
-    #[napi]
-    pub fn tree_json(&mut self) -> Result<String> {
-        self.query(|session| {
-            let mut out = String::from("[");
-            // Per open node: whether it has a child written yet.
-            let mut open: Vec<bool> = Vec::new();
-            let mut first_root = true;
-            for node in session.tree()? {
-                let node = node?;
-                let depth = node.depth as usize;
-                while open.len() > depth {
-                    open.pop();
-                    out.push_str("]}");
-                }
-                match open.last_mut() {
-                    Some(has_child) => {
-                        if *has_child {
-                            out.push(',');
-                        }
-                        *has_child = true;
-                    }
-                    None => {
-                        if !first_root {
-                            out.push(',');
-                        }
-                        first_root = false;
-                    }
-                }
-                let entry = session.entry_at(node.seq)?;
-                out.push_str("{\"entry\":");
-                out.push_str(&entry.json);
-                if let Some(label) = &node.label {
-                    out.push_str(",\"label\":");
-                    json_string(&mut out, label);
-                }
-                if let Some(timestamp) = &node.label_timestamp {
-                    out.push_str(",\"labelTimestamp\":");
-                    json_string(&mut out, timestamp);
-                }
-                out.push_str(",\"children\":[");
-                open.push(false);
-            }
-            while open.pop().is_some() {
-                out.push_str("]}");
-            }
-            out.push(']');
-            Ok(out)
         })
     }
 

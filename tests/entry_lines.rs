@@ -1,0 +1,176 @@
+//! `Session::entry_lines`: every entry line in file order as one JSON array, read in one pass
+//! over the log. It must equal what a replay of the log (no index) yields entry by entry, on
+//! pi's transcripts and on logs with opaque lines, blank lines, invalid UTF-8 and a torn tail;
+//! and a line that no longer matches its record is damage: the index is rebuilt and the answer
+//! is the replay's.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use treelog::{IndexState, Session, SessionOptions};
+
+/// The replay's answer: the index-free session's entries, joined as a JSON array.
+fn replayed_array(path: &Path) -> String {
+    let session = Session::open(path, common::no_index()).expect("index-free open");
+    let lines: Vec<String> = session
+        .entries()
+        .expect("entries")
+        .map(|entry| entry.expect("entry").json)
+        .collect();
+    format!("[{}]", lines.join(","))
+}
+
+fn bundled(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(format!("{name}.jsonl"))
+}
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+fn message(id: &str, parent: Option<&str>, text: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+}
+
+/// Logs whose layout the in-place move must get right: (name, bytes).
+fn edge_logs() -> Vec<(&'static str, Vec<u8>)> {
+    let a = message("a", None, "one");
+    let b = message("b", Some("a"), "two");
+    let c = message("c", Some("b"), "three");
+    let mut invalid_utf8 = format!("{HEADER}\n{a}\n").into_bytes();
+    invalid_utf8.extend_from_slice(br#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"caf"#);
+    invalid_utf8.extend_from_slice(&[0xC3, 0x28, 0xFF]);
+    invalid_utf8.extend_from_slice(b"\",\"timestamp\":1}}\n");
+    vec![
+        ("header only", format!("{HEADER}\n").into_bytes()),
+        ("one entry", format!("{HEADER}\n{a}\n").into_bytes()),
+        ("unterminated last line", format!("{HEADER}\n{a}\n{b}").into_bytes()),
+        (
+            "blank lines between entries",
+            format!("{HEADER}\n\n{a}\n   \n\n{b}\n\n").into_bytes(),
+        ),
+        (
+            "opaque lines first, between and last",
+            format!("not json\n{HEADER}\n[1,2]\n{a}\n{{\"no\":\"type\"}}\n{b}\n{c}\n{{\"type\":\"message\"}}\n")
+                .into_bytes(),
+        ),
+        ("a second header", format!("{HEADER}\n{a}\n{HEADER}\n{b}\n").into_bytes()),
+        ("torn tail", format!("{HEADER}\n{a}\n{b}\n{{\"type\":\"mess").into_bytes()),
+        ("crlf line ends", format!("{HEADER}\r\n{a}\r\n{b}\r\n").into_bytes()),
+        ("invalid utf-8 in a line", invalid_utf8),
+    ]
+}
+
+/// On every bundled transcript, the indexed answer (index built, then found by a second open)
+/// equals the replay's.
+#[test]
+fn bundled_transcripts_equal_the_replay() {
+    for name in [
+        "pi-sample-200",
+        "pi16-gen-a",
+        "pi16-gen-b",
+        "pi073-gen-a",
+        "pi16-sample-300",
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("log.jsonl");
+        std::fs::copy(bundled(name), &path).expect("copy transcript");
+        let expected = replayed_array(&path);
+        drop(common::open(&path));
+        let session = common::open(&path);
+        assert_eq!(session.index_state(), &IndexState::Fresh, "{name}");
+        let got = session.entry_lines().expect("entry_lines");
+        assert_eq!(got, expected, "{name}");
+        let parsed: serde_json::Value = serde_json::from_str(&got).expect("a JSON array");
+        assert_eq!(
+            parsed.as_array().map(Vec::len),
+            Some(session.entry_count().expect("count") as usize),
+            "{name}"
+        );
+    }
+}
+
+/// Opaque and blank lines, a torn tail, CRLF and invalid UTF-8: the answer equals the replay's,
+/// from a fresh index and from a memory session holding the same bytes.
+#[test]
+fn edge_layouts_equal_the_replay() {
+    for (name, log) in edge_logs() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("log.jsonl");
+        std::fs::write(&path, &log).expect("write log");
+        let expected = replayed_array(&path);
+        let session = common::open(&path);
+        assert_eq!(
+            session.entry_lines().expect("entry_lines"),
+            expected,
+            "{name}"
+        );
+        let memory = Session::open_storage(
+            Box::new(treelog::storage::MemoryStorage::new(&path, log)),
+            SessionOptions::default(),
+        )
+        .expect("memory session");
+        assert_eq!(
+            memory.entry_lines().expect("entry_lines"),
+            expected,
+            "{name} (memory)"
+        );
+    }
+}
+
+/// Entries appended through the handle (held in the index's overlay, not yet flushed) are in
+/// the answer, in file order.
+#[test]
+fn appended_entries_are_included() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("log.jsonl");
+    std::fs::copy(bundled("pi16-gen-a"), &path).expect("copy transcript");
+    let mut session = common::open(&path);
+    session
+        .append_message(r#"{"role":"user","content":"more","timestamp":5}"#)
+        .expect("append");
+    session.append_session_info("named").expect("append");
+    assert_eq!(
+        session.entry_lines().expect("entry_lines"),
+        replayed_array(&path)
+    );
+}
+
+/// A line rewritten in place behind an open handle (same length) no longer matches its
+/// record's crc32: the read treats it as damage, rebuilds the index from the log, answers with
+/// the replay of the log as it now is, and says the index was damaged.
+#[test]
+fn a_line_that_differs_from_its_record_rebuilds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("log.jsonl");
+    std::fs::copy(bundled("pi16-sample-300"), &path).expect("copy transcript");
+    drop(common::open(&path));
+    let session = common::open(&path);
+    assert_eq!(session.index_state(), &IndexState::Fresh);
+
+    let mut log = std::fs::read(&path).expect("read log");
+    let middle = log.len() / 2;
+    let letter = middle
+        + log[middle..]
+            .iter()
+            .position(|byte| byte.is_ascii_lowercase())
+            .expect("a letter");
+    log[letter] = if log[letter] == b'x' { b'y' } else { b'x' };
+    std::fs::write(&path, &log).expect("rewrite log in place");
+
+    let got = session.entry_lines().expect("entry_lines");
+    assert_eq!(got, replayed_array(&path));
+    assert!(
+        matches!(
+            session.index_state(),
+            IndexState::Rebuilt { damaged: true, .. }
+        ),
+        "{:?}",
+        session.index_state()
+    );
+}
