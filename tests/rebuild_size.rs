@@ -1,7 +1,7 @@
 //! A rebuilt sidecar of a small log carries little unused space: redb grows a small file by
 //! doubling it, and a rebuild compacts the file when at least a fifth of it is unused and the
 //! file is more than a twentieth of the log, as these small logs' sidecars are (mostly redb's
-//! fixed tables; src/index/store.rs, `compaction_worth_it`).
+//! fixed tables; src/index/store/rebuild.rs, `compaction_worth_it`).
 
 mod common;
 

@@ -7,11 +7,15 @@
 //! transaction. Reads look in the overlay first, then in redb.
 
 mod apply;
+mod classify;
+mod fast_map;
 mod hashing;
 mod id_table;
+mod links;
 mod parallel;
 mod small_tables;
 mod store;
+mod tuning;
 mod writeback;
 
 pub use store::{IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, Verify};

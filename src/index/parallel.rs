@@ -6,7 +6,7 @@
 //! the indexed prefix, in order) and flushes. Hashing stays on the calling thread: it brings
 //! each chunk into that core's cache just ahead of the lines being applied (see
 //! `apply_steps`), and the lanes, two on a two-core machine, already take the other core. Used
-//! for rebuilds and large catch-ups; a few lines go through the plain scan in `store.rs`.
+//! for rebuilds and large catch-ups; a few lines go through the plain scan in `store/catch_up.rs`.
 //!
 //! Classifying ahead is sound because `classify` depends on the index state only through two
 //! flags, and both are settled once the first non-blank line is indexed
@@ -14,8 +14,9 @@
 
 use std::sync::mpsc;
 
-use super::apply::classify_bytes;
+use super::classify::classify_bytes;
 use super::store::Store;
+use super::tuning::Tuning;
 use crate::error::{Error, Result};
 use crate::format::line::Line;
 use crate::limits::HASH_BLOCK_LEN;
@@ -38,30 +39,6 @@ const LANES: usize = 2;
 /// one of 2 in alternating rebuilds at 1M (medians 2.42, 2.42 and 2.57 s, with one lane) for
 /// 30 and 65 MB more memory.
 const CHUNKS_AHEAD_PER_LANE: usize = 1;
-
-/// When and how a catch-up runs on several threads (tests shrink the sizes to exercise every
-/// path on small logs).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Tuning {
-    /// Below this many bytes to read, a catch-up is not worth starting threads for.
-    pub min_bytes: u64,
-    /// Bytes read and classified per step.
-    pub chunk_len: usize,
-    pub chunk_len_max: usize,
-    /// How far hashing runs ahead of the line being applied (see `apply_steps`).
-    pub hash_ahead_bytes: usize,
-}
-
-impl Default for Tuning {
-    fn default() -> Tuning {
-        Tuning {
-            min_bytes: 16 * 1024 * 1024,
-            chunk_len: 4 * 1024 * 1024,
-            chunk_len_max: 64 * 1024 * 1024,
-            hash_ahead_bytes: 64 * 1024,
-        }
-    }
-}
 
 /// One line of a chunk, classified; its text borrows the chunk's bytes.
 struct Classified<'chunk> {

@@ -17,7 +17,7 @@ use redb::{ReadableTable, ReadableTableMetadata, Table, TableDefinition};
 use crate::format::record::{LabelValue, StoredCounts};
 use crate::format::seal::{seal, seal_of, unseal};
 
-use super::store::FastMap;
+use super::fast_map::FastMap;
 
 /// `(parent seq or SEQ_NONE for roots, child seq)` → the seal of the key.
 pub(crate) const CHILDREN: TableDefinition<(u64, u64), u32> = TableDefinition::new("children");
