@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 
 use crate::context::{self, Context, PiCompat, Projection};
 use crate::error::{Error, Result};
-use crate::format::ids::{new_entry_id, uuid_v7};
+use crate::format::ids::{new_entry_id, new_session_id, uuid_v8_from_name};
 use crate::format::json_scan;
 use crate::format::line::{
     EntryKind, Line, classify, json_str, json_text_str, relink, top_level_fields,
@@ -279,7 +279,7 @@ impl Session {
     /// created by the first append.
     pub fn create(dir: &Path, cwd: &str, options: SessionOptions) -> Result<Session> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
-        let header = Header::new(uuid_v7(now_ms()), cwd, None, false);
+        let header = Header::new(new_session_id(now_ms()), cwd, None, false);
         Session::create_at(&dir.join(header.file_name()), header, options)
     }
 
@@ -357,7 +357,7 @@ impl Session {
             false,
         )
         .expect("an empty in-memory log cannot fail to load");
-        session.header = Header::new(uuid_v7(now_ms()), cwd, None, false);
+        session.header = Header::new(new_session_id(now_ms()), cwd, None, false);
         session.header_pending = true;
         session
     }
@@ -522,7 +522,7 @@ impl Session {
         options: SessionOptions,
     ) -> Result<Session> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
-        let header = Header::new(uuid_v7(now_ms()), cwd, Some(parent_session), false);
+        let header = Header::new(new_session_id(now_ms()), cwd, Some(parent_session), false);
         let path = dir.join(header.file_name());
         let mut bytes = Vec::with_capacity(
             header.json.len() + 1 + lines.iter().map(|line| line.len() + 1).sum::<usize>(),
@@ -1214,27 +1214,19 @@ fn log_header(storage: &dyn LogStorage, store: &Store, log_len: u64) -> Result<H
             let cwd = std::env::current_dir()
                 .map(|dir| dir.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            // A recovered header gets an id derived from the path, so reopening agrees.
-            let id = recovered_session_id(storage.path());
+            // An empty log gets a new session's header, written with its first append, as pi
+            // writes one into an empty file: a fresh UUIDv7 (a handle that finds the log
+            // written by another adopts that header). A log with bytes but no header gets an
+            // id derived from its path, so that every open, and `treelog repair`'s header,
+            // agree on it.
+            let id = if log_len == 0 {
+                new_session_id(now_ms())
+            } else {
+                uuid_v8_from_name(storage.path().as_os_str().as_encoded_bytes())
+            };
             Header::new(id, &cwd, None, log_len > 0)
         }
     })
-}
-
-fn recovered_session_id(path: &Path) -> String {
-    let digest = blake3::hash(path.as_os_str().as_encoded_bytes());
-    let hex: String = digest.as_bytes()[..16]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }
 
 pub(crate) fn now_ms() -> i64 {

@@ -1,9 +1,12 @@
 //! Entry and session identifiers as the reference tools make them: 8 lowercase hex characters
-//! for entries, a uuidv7 for sessions. The randomness comes from the standard library's
-//! per-process hash keys, so no dependency and no I/O is needed.
+//! for entries, a UUIDv7 for sessions (RFC 9562, laid out as pi-ai's `uuidv7` lays it out), and
+//! a UUIDv8 derived from a name where an id must come out the same on every open. The
+//! randomness comes from the standard library's per-process hash keys, so no dependency and no
+//! I/O is needed.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many random 8-hex candidates are tried before falling back to a full uuid, as pi does.
@@ -42,10 +45,98 @@ pub fn uuid_v4() -> String {
     format_uuid(high, low)
 }
 
-/// A uuidv7: 48 bits of epoch milliseconds, then random bits, as pi's session ids.
+/// The largest timestamp a UUIDv7 holds: 48 bits of epoch milliseconds.
+const UUID_V7_TIMESTAMP_MS_MAX: u64 = 0xffff_ffff_ffff;
+
+/// The largest value of the 41-bit counter pi-ai's `uuidv7` keeps in the random fields.
+const UUID_V7_SEQUENCE_MAX: u64 = (1 << 41) - 1;
+
+/// What pi-ai's `uuidv7` remembers between calls: the largest timestamp handed out (so ids
+/// never go back in time when the clock does) and a counter started at a random 40-bit value
+/// and incremented per id (so ids of one process sort in the order they were made, even
+/// within a millisecond).
+struct V7Clock {
+    last_ms: u64,
+    sequence: Option<u64>,
+}
+
+static V7_CLOCK: Mutex<V7Clock> = Mutex::new(V7Clock {
+    last_ms: 0,
+    sequence: None,
+});
+
+/// A new session id: a UUIDv7 for the current time `now_ms`, as pi's `createSessionId()`
+/// makes it (pi-ai's `uuidv7()` without a timestamp): the timestamp never goes below an earlier
+/// id's, and the ids one process makes are strictly increasing.
+pub fn new_session_id(now_ms: i64) -> String {
+    let mut clock = V7_CLOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let timestamp_ms = (now_ms.max(0) as u64)
+        .min(UUID_V7_TIMESTAMP_MS_MAX)
+        .max(clock.last_ms);
+    clock.last_ms = timestamp_ms;
+    let sequence = next_sequence(&mut clock.sequence);
+    drop(clock);
+    uuid_v7_bytes(timestamp_ms, sequence)
+}
+
+/// A UUIDv7 carrying exactly `epoch_ms` (clamped to the 48 bits it has room for), as pi-ai's
+/// `uuidv7(timestampMs)`: for ids whose time is given, e.g. synthetic transcripts.
 pub fn uuid_v7(epoch_ms: i64) -> String {
-    let high = ((epoch_ms as u64 & 0xffff_ffff_ffff) << 16) | 0x7000 | (random_u64() & 0x0fff);
-    let low = (random_u64() & !(0b11 << 62)) | (0b10 << 62);
+    let timestamp_ms = (epoch_ms.max(0) as u64).min(UUID_V7_TIMESTAMP_MS_MAX);
+    let sequence = {
+        let mut clock = V7_CLOCK
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        next_sequence(&mut clock.sequence)
+    };
+    uuid_v7_bytes(timestamp_ms, sequence)
+}
+
+/// The counter's next value: a random 40-bit start, then one more per id. pi-ai throws when
+/// the 41 bits run out (after 2^40 ids at least); this starts again from a random value.
+fn next_sequence(sequence: &mut Option<u64>) -> u64 {
+    let next = match *sequence {
+        Some(value) if value < UUID_V7_SEQUENCE_MAX => value + 1,
+        _ => random_u64() & ((1 << 40) - 1),
+    };
+    *sequence = Some(next);
+    next
+}
+
+/// The 16 bytes of pi-ai's `uuidv7`: 48 bits of timestamp, version 7, the counter's top 12 bits
+/// (`rand_a`), variant `10`, the counter's other 29 bits, then 33 random bits.
+fn uuid_v7_bytes(timestamp_ms: u64, sequence: u64) -> String {
+    let random = random_u64();
+    let mut bytes = [0u8; 16];
+    bytes[..6].copy_from_slice(&timestamp_ms.to_be_bytes()[2..]);
+    bytes[6] = 0x70 | ((sequence >> 37) & 0x0f) as u8;
+    bytes[7] = (sequence >> 29) as u8;
+    bytes[8] = 0x80 | ((sequence >> 23) & 0x3f) as u8;
+    bytes[9] = (sequence >> 15) as u8;
+    bytes[10] = (sequence >> 7) as u8;
+    bytes[11] = (((sequence & 0x7f) << 1) as u8) | (random & 1) as u8;
+    bytes[12..].copy_from_slice(&((random >> 1) as u32).to_be_bytes());
+    format_uuid_bytes(&bytes)
+}
+
+/// A UUIDv8 (RFC 9562 §5.8) made of the blake3 hash of `name`: the same name always gives the
+/// same id. For a session id that must be stable without being stored anywhere, such as the
+/// one shown for a log that has lines but no header (each open must agree, and `treelog
+/// repair` writes the id that was shown).
+pub fn uuid_v8_from_name(name: &[u8]) -> String {
+    let digest = blake3::hash(name);
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest.as_bytes()[..16]);
+    bytes[6] = 0x80 | (bytes[6] & 0x0f);
+    bytes[8] = 0x80 | (bytes[8] & 0x3f);
+    format_uuid_bytes(&bytes)
+}
+
+fn format_uuid_bytes(bytes: &[u8; 16]) -> String {
+    let high = u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let low = u64::from_be_bytes(bytes[8..].try_into().expect("8 bytes"));
     format_uuid(high, low)
 }
 
@@ -104,14 +195,66 @@ mod tests {
         assert_eq!(new_entry_id(|_| true).len(), 36);
     }
 
-    /// Session ids carry version 7, the variant bits and the timestamp.
+    /// The version and variant of a uuid in the 8-4-4-4-12 form, checked against RFC 9562's
+    /// layout: lowercase hex, dashes in place, the variant bits `10`.
+    fn version_of(id: &str) -> u8 {
+        assert_eq!(id.len(), 36, "{id}");
+        for (index, byte) in id.bytes().enumerate() {
+            if matches!(index, 8 | 13 | 18 | 23) {
+                assert_eq!(byte, b'-', "{id}");
+            } else {
+                assert!(
+                    byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte),
+                    "{id}"
+                );
+            }
+        }
+        let variant = u8::from_str_radix(&id[19..20], 16).unwrap();
+        assert_eq!(variant >> 2, 0b10, "{id}: variant");
+        u8::from_str_radix(&id[14..15], 16).unwrap()
+    }
+
+    /// Session ids are UUIDv7 (version 7, variant 10) carrying the timestamp, as pi's.
     #[test]
     fn uuid_v7_layout() {
-        let id = uuid_v7(1_735_722_000_007);
-        assert_eq!(id.len(), 36);
-        assert_eq!(&id[14..15], "7");
-        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"));
-        assert_eq!(&id[..8], format!("{:08x}", 1_735_722_000_007u64 >> 16));
+        for epoch_ms in [0, 1, 1_735_722_000_007, UUID_V7_TIMESTAMP_MS_MAX as i64] {
+            let id = uuid_v7(epoch_ms);
+            assert_eq!(version_of(&id), 7);
+            assert_eq!(&id[..8], format!("{:08x}", epoch_ms as u64 >> 16));
+            assert_eq!(&id[9..13], format!("{:04x}", epoch_ms as u64 & 0xffff));
+        }
+        assert_eq!(version_of(&new_session_id(1_735_722_000_007)), 7);
+        assert_eq!(version_of(&uuid_v4()), 4);
+    }
+
+    /// New session ids of one process are strictly increasing, also within one millisecond
+    /// and when the clock goes back, as pi-ai's counter makes them.
+    #[test]
+    fn new_session_ids_increase() {
+        let mut previous = new_session_id(1_735_722_000_007);
+        for now_ms in [
+            1_735_722_000_007,
+            1_735_722_000_007,
+            1_735_722_000_000,
+            1_735_722_000_100,
+        ] {
+            let id = new_session_id(now_ms);
+            assert_eq!(version_of(&id), 7);
+            assert!(id > previous, "{id} after {previous}");
+            previous = id;
+        }
+        // The clock went back to ...000: the id keeps the later time.
+        assert!(previous.starts_with(&format!("{:08x}", 1_735_722_000_100u64 >> 16)));
+    }
+
+    /// A name's UUIDv8 is a valid version 8 uuid, the same for the same name, another for
+    /// another name.
+    #[test]
+    fn uuid_v8_from_name_is_stable() {
+        let id = uuid_v8_from_name(b"/home/user/session.jsonl");
+        assert_eq!(version_of(&id), 8);
+        assert_eq!(id, uuid_v8_from_name(b"/home/user/session.jsonl"));
+        assert_ne!(id, uuid_v8_from_name(b"/home/user/other.jsonl"));
     }
 
     /// Migrated ids depend only on the session and the position.

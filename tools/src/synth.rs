@@ -470,7 +470,7 @@ pub fn generate(
 fn write_header(path: &Path, cwd: &str) -> Result<std::fs::File, CliError> {
     let now_ms = now_ms();
     let header = treelog::format::write::encode_header(
-        &treelog::format::ids::uuid_v7(now_ms),
+        &treelog::format::ids::new_session_id(now_ms),
         &treelog::format::time::format_iso_ms(now_ms),
         cwd,
         None,
