@@ -3,7 +3,8 @@
 // provider (no network), runs a conversation of several turns, a tool call included. The same
 // conversation runs on pi's own SessionManager with the same clock and ids: the two files must
 // be byte-identical. Then pi's own SessionManager reopens treelog's file, and its
-// buildSessionContext() must deep-equal treelog's.
+// buildSessionContext() must deep-equal treelog's; and a second agent resumes the session from
+// its file (SessionManager.open) for one more turn, on both sides, with the same result.
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -83,11 +84,14 @@ async function models(version) {
   return { faux, model: faux.getModel(), plumbing: { authStorage, modelRegistry }, release: () => faux.unregister() };
 }
 
-/** Runs the conversation with pi `version`'s agent on `sessionManager`; returns the agent's messages. */
-async function converse(version, sessionManager, cwd) {
+/**
+ * Runs a conversation with pi `version`'s agent on `sessionManager` (the `prompts`, answered by
+ * `responses(ai)`); returns the agent's messages.
+ */
+async function converse(version, sessionManager, cwd, prompts = PROMPTS, responses = script) {
   const { sdk, ai } = VERSIONS[version];
   const { faux, model, plumbing, release } = await models(version);
-  faux.setResponses(script(ai));
+  faux.setResponses(responses(ai));
   const { session } = await sdk.createAgentSession({
     cwd,
     agentDir: tempDir("treelog-agent-home-"),
@@ -100,7 +104,7 @@ async function converse(version, sessionManager, cwd) {
     settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
   });
   try {
-    for (const prompt of PROMPTS) {
+    for (const prompt of prompts) {
       clock.advance(1000);
       await session.prompt(prompt);
     }
@@ -120,7 +124,7 @@ function created(module, cwd, dir, id, version) {
 }
 
 for (const version of Object.keys(VERSIONS)) {
-  test(`pi ${version}'s agent on treelog: the file pi's own SessionManager writes, and pi reads it back to the same context`, async () => {
+  test(`pi ${version}'s agent on treelog: the file pi's own SessionManager writes, pi reads it back to the same context, and an agent resumes it`, async () => {
     const cwd = tempDir("treelog-agent-cwd-");
     writeFileSync(join(cwd, "notes.txt"), "alpha\nbeta\n");
     const sessionId = "0195a8b0-0000-7000-8000-000000000001";
@@ -134,7 +138,19 @@ for (const version of Object.keys(VERSIONS)) {
       try {
         const sessionManager = created(module, cwd, dir, sessionId, version);
         const messages = await converse(version, sessionManager, cwd);
-        return { sessionManager, messages, text: readFileSync(sessionManager.getSessionFile(), "utf8") };
+        const file = sessionManager.getSessionFile();
+        const text = readFileSync(file, "utf8");
+        // pi's own SessionManager reopens the file (on treelog's side, treelog's file).
+        const piReopened = VERSIONS[version].sessionManagers.SessionManager.open(file);
+        const reopened = {
+          piContext: piReopened.buildSessionContext(), piEntries: piReopened.getEntries(),
+          context: sessionManager.buildSessionContext(), entries: sessionManager.getEntries(),
+          treelogContext: treelog.SessionManager.open(file).buildSessionContext(),
+        };
+        // A second agent resumes the session from its file, as pi --continue does.
+        const resumed = module.SessionManager.open(sessionManager.getSessionFile());
+        const resumedMessages = await converse(version, resumed, cwd, ["One more thing."], (ai) => [ai.fauxAssistantMessage("Sure.")]);
+        return { sessionManager, messages, text, reopened, resumed, resumedMessages, resumedText: readFileSync(resumed.getSessionFile(), "utf8") };
       } finally {
         delete performance.now;
         restoreRandomUuids();
@@ -160,14 +176,20 @@ for (const version of Object.keys(VERSIONS)) {
     }
     sameJson(actual.messages, expected.messages, "the agent's messages");
 
-    // pi's own SessionManager reopens treelog's file: the same context as treelog's.
-    const file = actual.sessionManager.getSessionFile();
-    const piReopened = VERSIONS[version].sessionManagers.SessionManager.open(file);
-    const context = actual.sessionManager.buildSessionContext();
-    sameJson(context, piReopened.buildSessionContext(), "pi's buildSessionContext of treelog's file");
+    // pi's own SessionManager reopened treelog's file: the same context as treelog's.
+    const { reopened } = actual;
+    sameJson(reopened.context, reopened.piContext, "pi's buildSessionContext of treelog's file");
     const conversation = (messages) => messages.map((message) => message.role).filter((role) => role !== "system");
-    assert.deepEqual(conversation(context.messages), conversation(actual.messages), "the context holds the conversation");
-    sameJson(treelog.SessionManager.open(file).buildSessionContext(), context, "treelog's, reopened");
-    sameJson(actual.sessionManager.getEntries(), piReopened.getEntries(), "getEntries");
+    assert.deepEqual(conversation(reopened.context.messages), conversation(actual.messages), "the context holds the conversation");
+    sameJson(reopened.treelogContext, reopened.context, "treelog's, reopened");
+    sameJson(reopened.entries, reopened.piEntries, "getEntries");
+
+    // The resumed agent saw the whole conversation and added to the same file, as pi's did.
+    assert.equal(actual.resumedMessages.filter((message) => message.role === "user").length, PROMPTS.length + 1);
+    sameJson(actual.resumedMessages, expected.resumedMessages, "the resumed agent's messages");
+    assert.ok(actual.resumedText.startsWith(actual.text) && actual.resumedText.length > actual.text.length);
+    assert.equal(actual.resumedText, expected.resumedText, "the file after the resumed conversation");
+    const file = actual.resumed.getSessionFile();
+    sameJson(actual.resumed.buildSessionContext(), VERSIONS[version].sessionManagers.SessionManager.open(file).buildSessionContext(), "pi's context after the resumed conversation");
   });
 }
