@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod pi_summary;
+
 use crate::error::{Error, Result};
 use crate::format::line::EntryKind;
 use crate::session::{Session, SessionOptions};

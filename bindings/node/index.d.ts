@@ -416,4 +416,17 @@ export declare class SessionManager {
      * @param sessionDir Optional session directory. If omitted, uses default (~/.pi/agent/sessions/<encoded-cwd>/).
      */
     static findById(cwd: string, id: string, sessionDir?: string): string | undefined;
+    /**
+     * List all sessions for a directory.
+     * @param cwd Working directory (used to compute default session directory)
+     * @param sessionDir Optional session directory. If omitted, uses default (~/.pi/agent/sessions/<encoded-cwd>/).
+     * @param onProgress Optional callback for progress updates (loaded, total)
+     */
+    static list(cwd: string, sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+    /**
+     * List all sessions across all project directories.
+     * @param onProgress Optional callback for progress updates (loaded, total)
+     */
+    static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+    static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
 }

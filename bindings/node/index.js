@@ -11,8 +11,18 @@ import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
-import { isAbsolute, join, posix, resolve as nodeResolve, win32 } from "node:path";
+import { readdir, stat } from "node:fs/promises";
+import { basename, isAbsolute, join, posix, resolve as nodeResolve, win32 } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import {
+  ALL_SESSION_LIST_PUBLISH_INTERVAL,
+  MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+  buildSessionInfosWithConcurrency,
+  listSessionsFromDir,
+  mapWithConcurrency,
+  sortSessionInfos,
+} from "./listing.js";
 
 const native = createRequire(import.meta.url)("./native.cjs");
 const { NativeSession } = native;
@@ -808,6 +818,97 @@ export class SessionManager {
     };
     writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" });
     return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true, undefined, undefined, CONSTRUCT);
+  }
+
+  /**
+   * pi's list: the sessions of `cwd` (in `sessionDir`, default pi's directory for `cwd`;
+   * filtered by cwd when `sessionDir` is another directory), newest activity first.
+   * `onProgress(loaded, total, partialSessions?)` is called as pi calls it.
+   */
+  static async list(cwd, sessionDir, onProgress, signal) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
+    const resolvedCwd = resolvePath(cwd);
+    const includeSession = (session) => !filterCwd || sessionCwdMatches(session.cwd, resolvedCwd);
+    const progress = onProgress
+      ? (loaded, total, partialSessions) => onProgress(loaded, total, partialSessions?.filter(includeSession))
+      : undefined;
+    const sessions = (await listSessionsFromDir(dir, progress, signal)).filter(includeSession);
+    return sortSessionInfos(sessions);
+  }
+
+  /**
+   * pi's listAll: every session under pi's sessions directory (or `sessionDir`), newest
+   * activity first. Takes pi 1.6's `(sessionDir?, onProgress?, signal?)` and 0.73.1's
+   * `(onProgress?)`.
+   */
+  static async listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+    const customSessionDir = typeof sessionDirOrOnProgress === "string" ? normalizePath(sessionDirOrOnProgress) : undefined;
+    const progress =
+      typeof sessionDirOrOnProgress === "function"
+        ? sessionDirOrOnProgress
+        : typeof onProgressOrSignal === "function"
+          ? onProgressOrSignal
+          : undefined;
+    const abortSignal =
+      typeof sessionDirOrOnProgress === "string" || typeof onProgressOrSignal === "function" ? signal : (onProgressOrSignal ?? signal);
+    abortSignal?.throwIfAborted();
+    if (customSessionDir) return sortSessionInfos(await listSessionsFromDir(customSessionDir, progress, abortSignal));
+    const sessionsDir = join(getAgentDir(), "sessions");
+    try {
+      if (!existsSync(sessionsDir)) return [];
+      const entries = await readdir(sessionsDir, { withFileTypes: true });
+      const dirs = entries.filter((entry) => entry.isDirectory() || entry.isSymbolicLink()).map((entry) => join(sessionsDir, entry.name));
+      const dirFiles = await mapWithConcurrency(
+        dirs,
+        MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+        async (dir) => {
+          try {
+            return (await readdir(dir)).filter((file) => file.endsWith(".jsonl")).map((file) => join(dir, file));
+          } catch {
+            return [];
+          }
+        },
+        abortSignal,
+      );
+      const candidates = await mapWithConcurrency(
+        dirFiles.flat(),
+        MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+        async (path) => {
+          try {
+            return { path, stats: await stat(path) };
+          } catch {
+            return { path };
+          }
+        },
+        abortSignal,
+      );
+      candidates.sort(
+        (a, b) =>
+          (b.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) - (a.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) ||
+          basename(b.path).localeCompare(basename(a.path)),
+      );
+      const totalFiles = candidates.length;
+      let loaded = 0;
+      let firstCandidateLoaded = false;
+      const partialSessions = [];
+      const results = await buildSessionInfosWithConcurrency(
+        candidates,
+        (info, index) => {
+          loaded++;
+          if (index === 0) firstCandidateLoaded = true;
+          if (info) partialSessions.push(info);
+          const publishPartial =
+            firstCandidateLoaded && (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === totalFiles);
+          progress?.(loaded, totalFiles, publishPartial ? sortSessionInfos([...partialSessions]) : undefined);
+        },
+        abortSignal,
+      );
+      return sortSessionInfos(results.filter((info) => info !== null));
+    } catch {
+      abortSignal?.throwIfAborted();
+      return [];
+    }
   }
 
   static findById(cwd, id, sessionDir) {

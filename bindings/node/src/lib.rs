@@ -13,6 +13,8 @@
 //! panic in the engine becomes a `TREELOG_PANIC` error and leaves the handle unusable, never
 //! aborting the process.
 
+pub mod listing;
+
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 

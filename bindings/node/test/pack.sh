@@ -20,7 +20,7 @@ npm pack --pack-destination "$work" --loglevel=error >/dev/null
 tarball="$(cd "$work" && ls treelog-*.tgz)"
 echo "pack.sh: $tarball, $(du -h "$work/$tarball" | cut -f1)"
 contents="$(tar -tzf "$work/$tarball")"
-for required in package/index.js package/index.d.ts package/native.cjs; do
+for required in package/index.js package/listing.js package/index.d.ts package/native.cjs; do
   grep -qx "$required" <<<"$contents" || { echo "pack.sh: $required missing from $tarball" >&2; exit 1; }
 done
 grep -q '^package/.*\.node$' <<<"$contents" || { echo "pack.sh: no .node addon in $tarball" >&2; exit 1; }

@@ -1,0 +1,71 @@
+//! The native half of `SessionManager.list` / `listAll`: what pi's `buildSessionInfo` reads
+//! from one session file (`treelog::listing::pi_summary`), computed on a libuv worker thread so
+//! that a listing never holds the event loop while a file is read. The JS side builds pi's
+//! `SessionInfo` from it, and answers a file this cannot (`{"irregular":...}`) with pi's own
+//! algorithm.
+
+use napi::bindgen_prelude::AsyncTask;
+use napi::{Env, Task};
+use napi_derive::napi;
+use serde_json::json;
+use treelog::listing::pi_summary::{Summary, Texts, summarize_file};
+
+/// The summary of `path` as JSON: `null` when pi lists no session for it (not a session, or
+/// unreadable: pi's `buildSessionInfo` returns null on any error), `{"irregular": reason}`, or
+/// `{"header", "messageCount", "name", "lastActivity", "firstMessage", "allMessagesText"}`.
+fn summary_json(path: &str, texts: Texts) -> String {
+    match summarize_file(std::path::Path::new(path), texts) {
+        Ok(Summary::Session(summary)) => json!({
+            "header": summary.header_json,
+            "messageCount": summary.message_count,
+            "name": summary.name,
+            "lastActivity": summary.last_activity_ms,
+            "firstMessage": summary.first_user_text,
+            "allMessagesText": summary.all_texts,
+        })
+        .to_string(),
+        Ok(Summary::Irregular(reason)) => json!({ "irregular": reason }).to_string(),
+        Ok(Summary::NotASession) | Err(_) => "null".into(),
+    }
+}
+
+/// One file's summary, computed off the event loop.
+pub struct Summarize {
+    path: String,
+    texts: Texts,
+}
+
+impl Task for Summarize {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        // A panic must not cross into libuv: it lists as pi lists a file it cannot read.
+        let (path, texts) = (self.path.as_str(), self.texts);
+        Ok(
+            std::panic::catch_unwind(|| summary_json(path, texts))
+                .unwrap_or_else(|_| "null".into()),
+        )
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
+/// The eager fields of `path`'s listing entry (no texts), on a worker thread.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn summarize_session(path: String) -> AsyncTask<Summarize> {
+    AsyncTask::new(Summarize {
+        path,
+        texts: Texts::Skip,
+    })
+}
+
+/// `path`'s summary with every user and assistant text (`allMessagesText`), now: what a
+/// listing entry's lazy `allMessagesText` reads the first time it is asked for.
+#[napi]
+pub fn summarize_session_texts(path: String) -> String {
+    std::panic::catch_unwind(|| summary_json(&path, Texts::Collect))
+        .unwrap_or_else(|_| "null".into())
+}
