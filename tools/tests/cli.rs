@@ -732,20 +732,50 @@ fn repair_migrates_v1() {
     assert_exit(&treelog(&["verify", arg(&path)], ""), 0);
 }
 
-/// `demo` runs end to end on a small generated transcript and shows each section.
+/// `demo` runs end to end on the bundled pi 1.6 session and a small generated transcript:
+/// each section shows, the `*` marker is explained, and every timing row either shows a
+/// speed-up of at least 1.5x or names a reason that is explained under the table.
 #[test]
 fn demo_runs() {
     let dir = tempfile::tempdir().expect("temp dir");
     let text = run_ok(&["demo", "--entries", "500", "--dir", arg(dir.path())]);
     for needle in [
+        "pi16-demo.jsonl: a coding session pi 1.6.0 wrote through its own SDK",
         "== 1. Indexing",
-        "== 2. The sample's tree",
-        "== 3. The sample's context",
-        "messages:       53",
+        "== 2. The session's tree",
+        "`*` marks the active path",
+        "== 3. The context sent to the model",
+        "messages:       9 of the 25 entries on the active path",
+        "in order:       system compactionSummary assistant",
+        "model:          faux/faux-coder",
         "== 4. Timings",
-        "build_context",
+        "  build_context (9 messages)",
     ] {
         assert!(text.contains(needle), "missing {needle} in:\n{text}");
+    }
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("  open") || line.starts_with("  build_context"))
+        .collect();
+    assert_eq!(rows.len(), 6, "three rows per transcript:\n{text}");
+    for row in rows {
+        if let Some(before) = row.strip_suffix("x faster") {
+            let ratio: f64 = before
+                .rsplit(' ')
+                .next()
+                .and_then(|number| number.parse().ok())
+                .unwrap_or_else(|| panic!("a ratio in {row:?}"));
+            assert!(ratio >= 1.5, "a ratio below 1.5x printed: {row:?}");
+        } else {
+            let reason = row
+                .rsplit_once('(')
+                .and_then(|(_, reason)| reason.strip_suffix(')'))
+                .unwrap_or_else(|| panic!("neither a speed-up nor a reason: {row:?}"));
+            assert!(
+                text.contains(&format!("\n{reason}: ")),
+                "reason {reason:?} is not explained in:\n{text}"
+            );
+        }
     }
     assert!(dir.path().join("generated-500.jsonl").exists());
 }
