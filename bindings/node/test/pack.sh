@@ -51,6 +51,9 @@ const reopened = SessionManager.open(file);
 assert.equal(reopened.getHeader().version, CURRENT_SESSION_VERSION);
 assert.deepEqual(reopened.buildSessionContext().messages.map((m) => m.role), ["user", "assistant"]);
 assert.ok(existsSync(`${file}.treelog`), "the sidecar index was written");
+const listed = await SessionManager.list("/work/project", dir);
+assert.deepEqual(listed.map((info) => info.path), [file]);
+assert.equal(listed[0].messageCount, 2);
 console.log(`pack.sh: node ${process.version}: installed package opened ${file}`);
 EOF
 
