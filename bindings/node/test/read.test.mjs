@@ -1,8 +1,9 @@
 // Every read of pi 1.6.0's SessionManager on the bundled pi-written transcripts, deep-equal
-// to pi's own answers; and the module's functions over entry arrays.
+// to pi's own answers (and every read 0.73.1 has, to 0.73.1's, the context where the log holds
+// nothing only 1.6 reads); and the module's functions over entry arrays.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { copies, pi, sameJson, thrown, treelog, TRANSCRIPTS, prng, hashSeed } from "./helpers.mjs";
+import { copies, pi, pi073, sameJson, thrown, treelog, TRANSCRIPTS, prng, hashSeed } from "./helpers.mjs";
 
 const GETTERS = [
   "getHeader", "getLeafId", "getLeafEntry", "getSessionName", "getSessionId", "getEntryCount",
@@ -10,7 +11,28 @@ const GETTERS = [
   "buildSessionProjection", "getCwd", "getSessionDir", "isPersisted", "usesDefaultSessionDir",
 ];
 
+/** The getters 0.73.1 has (its surface is a subset of 1.6.0's). */
+const GETTERS_073 = [
+  "getHeader", "getLeafId", "getLeafEntry", "getSessionName", "getSessionId", "getEntries", "getTree", "getBranch",
+  "buildSessionContext", "getCwd", "getSessionDir", "isPersisted",
+];
+
+/** Whether a log holds what only pi 1.6's context rules read (format-spec/log.md §7, "1.6 only"). */
+const holds16Only = (entries) => entries.some((entry) => entry.type === "usage" || entry.type === "context_edit" ||
+  (entry.type === "message" && entry.message?.role === "system") || (entry.type === "compaction" && entry.systemMessage));
+
 for (const name of TRANSCRIPTS) {
+  test(`${name}: every getter 0.73.1 has equals 0.73.1's (its context too, unless the log holds 1.6-only entries)`, () => {
+    const { forPi, forTreelog } = copies(name);
+    const expected = pi073.SessionManager.open(forPi);
+    const actual = treelog.SessionManager.open(forTreelog);
+    const only16 = holds16Only(expected.getEntries());
+    for (const getter of GETTERS_073) {
+      if (getter === "buildSessionContext" && only16) continue;
+      sameJson(actual[getter](), expected[getter](), `0.73.1 ${getter}`);
+    }
+  });
+
   test(`${name}: every getter equals pi's`, () => {
     const { forPi, forTreelog } = copies(name);
     const expected = pi.SessionManager.open(forPi);
