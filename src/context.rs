@@ -11,12 +11,12 @@ use compact_str::CompactString;
 
 use crate::error::Result;
 use crate::format::json_scan;
+use crate::format::json_string::push_json_string;
 use crate::format::line::{EntryKind, json_text_str, with_field};
 use crate::format::record::{Record, SEQ_NONE};
-use crate::format::write::push_json_string;
+use crate::format::time::parse_iso_ms;
 use crate::index::Store;
 use crate::line_reads::LineTexts;
-use crate::session::{Session, timestamp_ms};
 use crate::tree::ancestor_at_depth;
 
 /// The context for one leaf: `{"messages":[...],"thinkingLevel":...,"model":...}`.
@@ -168,8 +168,24 @@ fn push_array<'a>(out: &mut String, values: impl IntoIterator<Item = &'a JsonTex
     out.push(']');
 }
 
+/// What a context build reads of a session: its index and its lines, each checked against its
+/// record. The session implements it (`session/context_queries.rs`): this module never names
+/// the session, so the two do not import each other.
+pub(crate) trait IndexedLines {
+    /// The index the context is read from.
+    fn store(&self) -> &Store;
+    /// The line of `record`, checked against its crc32.
+    fn read_line(&self, record: &Record) -> Result<String>;
+    /// The lines of `records` (in file order), each checked, in one shared buffer.
+    fn read_lines(&self, records: &[&Record]) -> Result<LineTexts>;
+}
+
 /// The context of `leaf_seq` by `compat`'s rule. Reads only the lines that contribute.
-pub(crate) fn build(session: &Session, leaf_seq: u64, compat: PiCompat) -> Result<Context> {
+pub(crate) fn build(
+    session: &impl IndexedLines,
+    leaf_seq: u64,
+    compat: PiCompat,
+) -> Result<Context> {
     let assembled = assemble(session, leaf_seq, compat, false)?;
     Ok(Context {
         messages: assembled.messages,
@@ -179,7 +195,7 @@ pub(crate) fn build(session: &Session, leaf_seq: u64, compat: PiCompat) -> Resul
 }
 
 /// pi 1.6's projection of `leaf_seq`, every context entry's line read.
-pub(crate) fn build_projection(session: &Session, leaf_seq: u64) -> Result<Projection> {
+pub(crate) fn build_projection(session: &impl IndexedLines, leaf_seq: u64) -> Result<Projection> {
     let assembled = assemble(session, leaf_seq, PiCompat::Current, true)?;
     let mut start = 0;
     let entries = assembled
@@ -203,7 +219,7 @@ pub(crate) fn build_projection(session: &Session, leaf_seq: u64) -> Result<Proje
 }
 
 /// The context entries of `leaf_seq` (pi 1.6's `buildContextEntries`), as sequence numbers.
-pub(crate) fn context_entry_seqs(session: &Session, leaf_seq: u64) -> Result<Vec<u64>> {
+pub(crate) fn context_entry_seqs(session: &impl IndexedLines, leaf_seq: u64) -> Result<Vec<u64>> {
     let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
     Ok(assembled.entries.iter().map(|entry| entry.seq).collect())
 }
@@ -236,7 +252,7 @@ struct KeptRange {
     stop_seq: u64,
 }
 
-fn kept_range(session: &Session, leaf: &Record) -> Result<KeptRange> {
+fn kept_range(session: &impl IndexedLines, leaf: &Record) -> Result<KeptRange> {
     let store = session.store();
     if leaf.compaction_seq == SEQ_NONE {
         return Ok(KeptRange {
@@ -303,7 +319,7 @@ fn contributes(kind: Option<EntryKind>, compat: PiCompat) -> bool {
 /// The walk covers only that part of the path, so the cost is the context's, not the depth's:
 /// an edit outside it does not apply (pi 1.6 looks for edits among the context entries).
 fn assemble(
-    session: &Session,
+    session: &impl IndexedLines,
     leaf_seq: u64,
     compat: PiCompat,
     all_lines: bool,
@@ -669,7 +685,7 @@ fn without_field(json: &str, name: &str) -> Option<String> {
 
 /// `{provider, modelId}` from a model change, or from an assistant message's `provider` and
 /// `model`.
-fn model_of(session: &Session, record: &Record) -> Result<JsonText> {
+fn model_of(session: &impl IndexedLines, record: &Record) -> Result<JsonText> {
     let line = read(session, record)?;
     let (provider, model_id) = if record.kind == Some(EntryKind::ModelChange) {
         (field(&line, "provider"), field(&line, "modelId"))
@@ -704,7 +720,7 @@ fn migrate_hook_message(message: JsonText) -> JsonText {
     serde_json::to_string(&value).map_or(message, raw)
 }
 
-fn read(session: &Session, record: &Record) -> Result<String> {
+fn read(session: &impl IndexedLines, record: &Record) -> Result<String> {
     session.read_line(record)
 }
 
@@ -743,7 +759,7 @@ fn append_optional(out: &mut String, key: &str, value: Option<JsonText>) {
 /// `,"timestamp":ms` from the entry's ISO timestamp (`null` where JavaScript gets NaN).
 fn append_timestamp(out: &mut String, line: &str) {
     let millis = field(line, "timestamp")
-        .and_then(|raw| json_text_str(raw.get()).and_then(|text| timestamp_ms(&text)));
+        .and_then(|raw| json_text_str(raw.get()).and_then(|text| parse_iso_ms(&text)));
     out.push_str(",\"timestamp\":");
     out.push_str(&millis.map_or("null".into(), |millis| millis.to_string()));
 }

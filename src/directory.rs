@@ -42,7 +42,7 @@ pub fn most_recent(dir: &Path, cwd: Option<&str>) -> Result<Option<PathBuf>> {
 }
 
 /// The parsed first line of a log, if it is a session header.
-pub fn read_header(path: &Path) -> Option<crate::session::Header> {
+pub fn read_header(path: &Path) -> Option<crate::session::header::Header> {
     use std::io::{BufRead, Read};
     let file = std::fs::File::open(path).ok()?;
     let mut reader = std::io::BufReader::new(file).take(crate::limits::LINE_LEN_MAX as u64);
@@ -50,7 +50,7 @@ pub fn read_header(path: &Path) -> Option<crate::session::Header> {
     reader.read_until(b'\n', &mut line).ok()?;
     let text = String::from_utf8_lossy(&line[crate::format::bom_len(0, &line)..]);
     match crate::format::line::classify(text.trim_end_matches('\n'), false, true) {
-        crate::format::line::Line::Header(header) => Some(crate::session::Header {
+        crate::format::line::Line::Header(header) => Some(crate::session::header::Header {
             json: text.trim_end_matches(['\n', '\r']).to_string(),
             id: header.id.into_owned(),
             version: header.version,

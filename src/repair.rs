@@ -23,11 +23,12 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::format::json_scan;
+use crate::format::json_string::json_string;
 use crate::format::line::{
     Line, OpaqueLine, OpaqueReason, classify, is_complete_last_line, json_text_str, relink,
     with_field,
 };
-use crate::format::write::{encode_header, json_string};
+use crate::format::write::encode_header;
 use crate::index::sidecar_path;
 use crate::session::{Session, SessionOptions};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage};
@@ -305,7 +306,7 @@ fn restore_header(
         return Ok(());
     }
     let timestamp = first_timestamp
-        .unwrap_or_else(|| crate::format::time::format_iso_ms(crate::session::now_ms()));
+        .unwrap_or_else(|| crate::format::time::format_iso_ms(crate::session::header::now_ms()));
     let header = encode_header(&session_id, &timestamp, cwd, None);
     let what = match serde_json::from_slice::<serde::de::IgnoredAny>(&lines[first].bytes) {
         Ok(_) => "the first line is not a session header",

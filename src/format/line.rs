@@ -524,7 +524,7 @@ pub(crate) fn top_level_fields(
 /// is not a JSON object.
 pub(crate) fn relink(json: &str, parent_id: Option<&str>) -> Option<String> {
     let parent = match parent_id {
-        Some(id) => super::write::json_string(id),
+        Some(id) => super::json_string::json_string(id),
         None => "null".to_string(),
     };
     with_field(json, "parentId", &parent)
@@ -558,7 +558,7 @@ pub(crate) fn with_field(json: &str, name: &str, raw_value: &str) -> Option<Stri
             } else {
                 ","
             };
-            let key = super::write::json_string(name);
+            let key = super::json_string::json_string(name);
             format!("{body}{separator}{key}:{raw_value}}}")
         }
     })

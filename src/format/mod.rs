@@ -1,10 +1,12 @@
 //! The log and index formats as pure code: no file, no clock, no randomness beyond the id
 //! generator's. Everything here is safe to call on any bytes from disk.
 
+pub(crate) mod decode_error;
 pub mod id_index;
 pub mod ids;
 pub mod js_sort;
 pub mod json_scan;
+pub(crate) mod json_string;
 pub mod line;
 pub mod page;
 pub mod record;

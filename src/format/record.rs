@@ -3,6 +3,7 @@
 //! code: bytes in, values out. Decoding never panics: a value of the wrong length or with an
 //! unknown code is an error, which makes the whole index untrusted and rebuilt.
 
+pub use super::decode_error::DecodeError;
 use super::line::{EntryKind, KIND_CODE_END};
 use super::seal::{SEAL_LEN, seal, unseal};
 
@@ -15,10 +16,6 @@ pub const TIMESTAMP_NONE: i64 = i64::MIN;
 pub const SNAPSHOT_LEN: usize = 128 + SEAL_LEN;
 pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8 + 8 * 3 + SEAL_LEN;
 const META_DOMAIN: &[u8] = b"meta";
-
-/// Why a stored value could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodeError(pub String);
 
 /// One line of the log: a canonical entry (`kind` is `Some`) or an opaque record (`None`).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 //! it; so does a sound value found under another key or in another table (a damaged branch page
 //! of redb sends a search to the wrong leaf). Pure code, no I/O.
 
-use super::record::DecodeError;
+use super::decode_error::DecodeError;
 
 /// Length of the seal at the end of a sealed value.
 pub const SEAL_LEN: usize = 4;

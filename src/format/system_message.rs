@@ -13,7 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::json_scan;
-use super::write::push_json_string;
+use super::json_string::push_json_string;
 
 /// The system message a compaction appended at `timestamp_ms` stores, given the messages of
 /// the context it summarises (raw JSON each, in order); `None` when pi stores none.

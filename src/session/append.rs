@@ -17,7 +17,46 @@
 
 use super::*;
 
+/// The largest append buffer a handle keeps for its next append (a batch of ~700 typical
+/// entries); a larger one, left by a batch of big entries, is freed.
+const APPEND_TEXT_KEPT_LEN_MAX: usize = 1 << 20;
+
 impl Session {
+    // ---- helpers ----
+
+    fn raw(&self, json: &str, what: &str) -> Result<Box<RawValue>> {
+        single_line_raw(json).map_err(|error| Error::InvalidInput {
+            path: self.log_path().to_path_buf(),
+            reason: format!("{what} is not valid JSON: {error}"),
+        })
+    }
+
+    /// A fresh 8-hex id, unique among the session's ids and `also_taken` (the batch's ids so
+    /// far): the next of a reserved run when one is free, else a random one looked up.
+    fn new_id(&mut self, also_taken: &[String]) -> Result<String> {
+        let in_batch = |candidate: &str| also_taken.iter().any(|taken| taken == candidate);
+        if let Some(id) = self.store.reserved_entry_id(in_batch)? {
+            return Ok(id);
+        }
+        let mut lookup_error = None;
+        let id = new_entry_id(|candidate| {
+            if in_batch(candidate) {
+                return true;
+            }
+            match self.store().seq_of(candidate) {
+                Ok(found) => found.is_some(),
+                Err(error) => {
+                    lookup_error = Some(error);
+                    true
+                }
+            }
+        });
+        match lookup_error {
+            Some(error) => Err(error),
+            None => Ok(id),
+        }
+    }
+
     // ---- appends: each returns the new entry's id ----
 
     /// Appends a `message` entry. `message` is the message object as JSON; it is stored

@@ -13,12 +13,6 @@
 
 use super::*;
 
-/// A store rebuilt from the log after a read found the index damaged.
-pub(super) struct Recovered {
-    pub store: Store,
-    pub index_state: IndexState,
-}
-
 impl Session {
     /// Runs `query`; if it finds the index damaged, rebuilds the index from the log and runs
     /// it again against the new one.

@@ -1,0 +1,396 @@
+//! Queries: the leaf, entries, children, labels, paths, the tree and the counts, answered
+//! through the index (a query that finds it damaged answers again from a rebuild:
+//! `recovery.rs`), and the reads of indexed lines they share, each checked against its
+//! record's crc32. Nothing here writes the log.
+
+use super::*;
+
+impl Session {
+    /// The leaf this handle appends to.
+    pub fn leaf_id(&self) -> Result<Option<String>> {
+        self.answering(|session| session.id_of(session.leaf_seq))
+    }
+
+    /// The leaf the log implies (the last entry in file order, or a `leaf` row's target).
+    pub fn log_leaf_id(&self) -> Result<Option<String>> {
+        self.answering(|session| session.id_of(session.store().state.leaf_seq))
+    }
+
+    pub fn leaf_entry(&self) -> Result<Option<Entry>> {
+        if self.leaf_seq == SEQ_NONE {
+            return Ok(None);
+        }
+        self.answering(|session| session.entry_at(session.leaf_seq).map(Some))
+    }
+
+    /// The session name: the `name` of the last `session_info` entry in file order, unless
+    /// it is empty.
+    pub fn session_name(&self) -> Result<Option<String>> {
+        self.answering(|session| {
+            let seq = session.store().state.session_info_seq;
+            if seq == SEQ_NONE {
+                return Ok(None);
+            }
+            let entry = session.entry_at(seq)?;
+            Ok(entry
+                .field("name")
+                .and_then(|raw| json_str(&raw).map(Cow::into_owned))
+                .filter(|name| !name.is_empty()))
+        })
+    }
+
+    /// The entry with this id (the last one in file order, if the id repeats).
+    pub fn entry(&self, id: &str) -> Result<Option<Entry>> {
+        self.answering(|session| match session.canonical_seq(id)? {
+            Some(seq) => session.entry_at(seq).map(Some),
+            None => Ok(None),
+        })
+    }
+
+    /// The children of `id` in pi's order (by timestamp, ties in file order; with unparseable
+    /// timestamps, V8's sort order: format-spec/log.md §5).
+    pub fn children(&self, id: &str) -> Result<Vec<Entry>> {
+        self.answering(|session| {
+            let Some(seq) = session.canonical_seq(id)? else {
+                return Ok(Vec::new());
+            };
+            tree::sorted_children(session.store(), seq)?
+                .into_iter()
+                .map(|(seq, _)| session.entry_at(seq))
+                .collect()
+        })
+    }
+
+    /// The current label of `id`, if any.
+    pub fn label(&self, id: &str) -> Result<Option<String>> {
+        self.answering(|session| Ok(session.store().label(id)?.map(|value| value.label)))
+    }
+
+    /// Every current label as (target id, label, timestamp), by target id.
+    pub fn labels(&self) -> Result<Vec<(String, String, String)>> {
+        self.answering(|session| {
+            Ok(session
+                .store()
+                .labels()?
+                .into_iter()
+                .map(|(target, value)| (target, value.label, value.timestamp))
+                .collect())
+        })
+    }
+
+    /// Ids from the root to `leaf` (default: this handle's leaf), root first.
+    pub fn path_ids(&self, leaf: Option<&str>) -> Result<Vec<String>> {
+        Ok(self.path_id_list(leaf)?.to_vec())
+    }
+
+    /// [`Session::path_ids`] in one buffer (one allocation per path, not one per id): the
+    /// leaf-to-root walk at its cheapest, for long paths.
+    pub fn path_id_list(&self, leaf: Option<&str>) -> Result<PathIds> {
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            if leaf_seq == SEQ_NONE {
+                return Ok(PathIds::default());
+            }
+            session.store().ancestor_ids(leaf_seq)
+        })
+    }
+
+    /// Entries from the root to `leaf` (default: this handle's leaf), root first.
+    pub fn path(&self, leaf: Option<&str>) -> Result<Vec<Entry>> {
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            if leaf_seq == SEQ_NONE {
+                // No entry yet (an empty or header-only log), or a reset leaf: an empty path.
+                return Ok(Vec::new());
+            }
+            tree::path_to_root(session.store(), leaf_seq)?
+                .into_iter()
+                .map(|(seq, record)| session.entry_from(seq, &record))
+                .collect()
+        })
+    }
+
+    /// Whether `ancestor` is `descendant` or one of its ancestors (O(log depth)).
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool> {
+        self.answering(|session| {
+            tree::is_ancestor(
+                session.store(),
+                session.require_seq(ancestor)?,
+                session.require_seq(descendant)?,
+            )
+        })
+    }
+
+    /// The branch point of two entries: their deepest common ancestor, if they share a root.
+    pub fn common_ancestor(&self, a: &str, b: &str) -> Result<Option<String>> {
+        self.answering(|session| {
+            let (a, b) = (session.require_seq(a)?, session.require_seq(b)?);
+            let seq = tree::common_ancestor(session.store(), a, b)?;
+            session.id_of(seq.unwrap_or(SEQ_NONE))
+        })
+    }
+
+    /// The entries on each branch below the branch point of `a` and `b` (root-first order):
+    /// what a "diff two branches" view shows.
+    pub fn branch_difference(&self, a: &str, b: &str) -> Result<(Vec<String>, Vec<String>)> {
+        self.answering(|session| {
+            let (a, b) = (session.require_seq(a)?, session.require_seq(b)?);
+            let common = tree::common_ancestor(session.store(), a, b)?;
+            let below = |seq: u64| -> Result<Vec<String>> {
+                let mut ids = Vec::new();
+                let mut current = seq;
+                while current != SEQ_NONE && Some(current) != common {
+                    let record = session.store().existing_record(current)?;
+                    ids.push(record.id.into_string());
+                    current = record.parent_seq;
+                }
+                ids.reverse();
+                Ok(ids)
+            };
+            Ok((below(a)?, below(b)?))
+        })
+    }
+
+    /// Streams the tree depth-first in pre-order, children in pi's order. Memory is bounded by
+    /// the pending siblings along the current path, not by the size of the tree.
+    pub fn tree(&self) -> Result<TreeWalk<'_>> {
+        Ok(TreeWalk {
+            session: self,
+            walk: self.answering(|session| tree::Walk::new(session.store()))?,
+            yielded: 0,
+        })
+    }
+
+    /// Every entry in file order (opaque lines excluded; see [`Session::opaque_records`]).
+    pub fn entries(&self) -> Result<impl Iterator<Item = Result<Entry>> + '_> {
+        Ok((0..self.store().record_count()).filter_map(move |seq| {
+            let entry = self.answering(|session| {
+                let record = session.store().existing_record(seq)?;
+                match record.kind {
+                    Some(_) => session.entry_from(seq, &record).map(Some),
+                    None => Ok(None),
+                }
+            });
+            entry.transpose()
+        }))
+    }
+
+    /// Every entry line in file order as one JSON array (`[line,line,...]`, opaque lines
+    /// excluded): what [`Session::entries`] yields, read in one sequential pass over the log
+    /// and checked line by line against the index's crc32s (see `entry_lines.rs`). A caller
+    /// that wants every entry (pi's `getEntries()`) pays one read of the log, not one per
+    /// entry.
+    pub fn entry_lines(&self) -> Result<String> {
+        self.answering(|session| {
+            crate::entry_lines::entry_lines_array(
+                session.storage.as_ref(),
+                session.store(),
+                session.log_path(),
+            )
+        })
+    }
+
+    /// Lines kept verbatim that are not entries, in file order.
+    pub fn opaque_records(&self) -> Result<Vec<OpaqueRecord>> {
+        self.answering(|session| {
+            let mut out = Vec::new();
+            for seq in 0..session.store().record_count() {
+                let record = session.store().existing_record(seq)?;
+                if record.kind.is_none() {
+                    out.push(OpaqueRecord {
+                        offset_bytes: record.offset_bytes,
+                        len_bytes: u64::from(record.len_bytes),
+                        code: record.opaque_code,
+                    });
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn stats(&mut self) -> Result<Stats> {
+        self.settle_recovered();
+        let state = &self.store().state;
+        let log_len = self
+            .storage
+            .identity()
+            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
+            .len_bytes;
+        Ok(Stats {
+            entry_count: state.entry_count,
+            opaque_count: state.opaque_count,
+            counts_by_kind: EntryKind::ALL
+                .iter()
+                .map(|kind| (*kind, state.kind_counts[*kind as usize]))
+                .collect(),
+            log_len_bytes: log_len,
+            indexed_len_bytes: self.store().indexed_len_bytes,
+            torn_tail_bytes: log_len.saturating_sub(self.store().indexed_len_bytes),
+        })
+    }
+
+    /// Reads the whole index and checks every stored value as a read would (seals, tilings,
+    /// counts); damage found is rebuilt from the log, as any read does, and
+    /// [`Session::index_state`] then says so. What `treelog reindex` runs without `--force`.
+    pub fn check_index(&self) -> Result<()> {
+        self.answering(|session| session.store().check_stored())
+    }
+
+    /// Bytes redb stores for this session's index tables (0 without a sidecar).
+    pub fn index_stored_bytes(&self) -> Result<u64> {
+        self.answering(|session| session.store().stored_bytes())
+    }
+
+    /// The number of entries (the header and opaque records excluded): pi's
+    /// `getEntryCount()`, without reading them.
+    pub fn entry_count(&self) -> Result<u64> {
+        Ok(self.store().state.entry_count)
+    }
+
+    /// Whether `id` is taken by an entry or an opaque record of the session (pi's
+    /// `generateId` draws again on such an id).
+    pub fn id_taken(&self, id: &str) -> Result<bool> {
+        Ok(self.store.seq_of(id)?.is_some())
+    }
+
+    pub(super) fn id_of(&self, seq: u64) -> Result<Option<String>> {
+        if seq == SEQ_NONE {
+            return Ok(None);
+        }
+        Ok(Some(self.store().existing_record(seq)?.id.into_string()))
+    }
+
+    /// The sequence number of the canonical entry `id`, if there is one.
+    fn canonical_seq(&self, id: &str) -> Result<Option<u64>> {
+        let Some(seq) = self.store().seq_of(id)? else {
+            return Ok(None);
+        };
+        Ok(self.store().existing_record(seq)?.kind.map(|_| seq))
+    }
+
+    pub(super) fn require_seq(&self, id: &str) -> Result<u64> {
+        self.canonical_seq(id)?.ok_or_else(|| Error::EntryNotFound {
+            path: self.log_path().to_path_buf(),
+            id: id.into(),
+        })
+    }
+
+    pub(super) fn leaf_or(&self, leaf: Option<&str>) -> Result<u64> {
+        match leaf {
+            Some(id) => self.require_seq(id),
+            None => Ok(self.leaf_seq),
+        }
+    }
+
+    /// The store that answers: the one rebuilt after a read found the index damaged, if any.
+    pub(crate) fn store(&self) -> &Store {
+        match self.recovered.get() {
+            Some(recovered) => &recovered.store,
+            None => &self.store,
+        }
+    }
+
+    /// The lines of `records` (in file order along a path), each checked against its crc32,
+    /// in one shared buffer. Lines that lie close together, as a path's lines usually do, are
+    /// read with one read into that buffer, and values cut out of them share it: a context of
+    /// thousands of messages then touches its bytes once instead of copying them three times
+    /// (in a fresh process, each new page of memory costs a fault).
+    pub(crate) fn read_lines(&self, records: &[&Record]) -> Result<LineTexts> {
+        for record in records {
+            self.check_line_bounds(record)?;
+        }
+        line_reads::read_lines(self.storage.as_ref(), self.log_path(), records)
+    }
+
+    fn check_crc(&self, record: &Record, bytes: &[u8]) -> Result<()> {
+        line_reads::check_crc(self.log_path(), record, bytes)
+    }
+
+    /// The line of `record`, checked against its crc32 before it is trusted.
+    pub(crate) fn read_line(&self, record: &Record) -> Result<String> {
+        self.check_line_bounds(record)?;
+        let mut bytes = vec![0; record.len_bytes as usize];
+        read_exact_at(self.storage.as_ref(), record.offset_bytes, &mut bytes).map_err(|error| {
+            Error::LogChanged {
+                path: self.log_path().to_path_buf(),
+                offset_bytes: record.offset_bytes,
+                reason: format!("cannot read the indexed line: {error}"),
+            }
+        })?;
+        self.checked_line(record, bytes)
+    }
+
+    /// A record from a damaged index could name any range: it must lie inside the indexed
+    /// prefix and be no longer than a parsed line can be, before a buffer is allocated for it.
+    fn check_line_bounds(&self, record: &Record) -> Result<()> {
+        if !self.store().holds_line_of(record)
+            || record.len_bytes as usize > crate::limits::LINE_LEN_MAX
+        {
+            return Err(Error::Index {
+                path: crate::index::sidecar_path(self.log_path()),
+                reason: format!(
+                    "a record names bytes {}..+{} outside the {} indexed bytes of the log",
+                    record.offset_bytes,
+                    record.len_bytes,
+                    self.store().indexed_len_bytes
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// `bytes`, read at `record`'s offset, as text once its crc32 matches the index.
+    fn checked_line(&self, record: &Record, bytes: Vec<u8>) -> Result<String> {
+        self.check_crc(record, &bytes)?;
+        Ok(match crate::format::utf8_string(bytes) {
+            Ok(text) => text,
+            Err(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    }
+
+    /// The entry whose sequence number is `seq` (a [`TreeNode::seq`]): a tree walk's entries
+    /// read without an id lookup each.
+    pub fn entry_at(&self, seq: u64) -> Result<Entry> {
+        let record = self.store().existing_record(seq)?;
+        self.entry_from(seq, &record)
+    }
+
+    fn entry_from(&self, _seq: u64, record: &Record) -> Result<Entry> {
+        let json = self.read_line(record)?;
+        // One pass validates the line and finds the two fields (the last of a repeated key).
+        let [parent_raw, timestamp_raw] = match json_scan::scan(&json, &["parentId", "timestamp"]) {
+            Ok(found) if found.is_object => found.fields,
+            _ => {
+                return Err(Error::LogChanged {
+                    path: self.log_path().to_path_buf(),
+                    offset_bytes: record.offset_bytes,
+                    reason: "an indexed entry is no longer a JSON object".into(),
+                });
+            }
+        };
+        let text = |raw: Option<&str>| raw.and_then(json_text_str).map(Cow::into_owned);
+        let tree_parent_id = self.id_of(record.parent_seq)?;
+        let parent_id =
+            if self.store().state.header_version < 2 && !self.store().state.header_recovered {
+                tree_parent_id.clone()
+            } else {
+                text(parent_raw)
+            };
+        let timestamp = text(timestamp_raw).unwrap_or_default();
+        let kind = record.kind.ok_or_else(|| Error::LogChanged {
+            path: self.log_path().to_path_buf(),
+            offset_bytes: record.offset_bytes,
+            reason: "an opaque record was read as an entry".into(),
+        })?;
+        Ok(Entry {
+            id: record.id.to_string(),
+            kind,
+            parent_id,
+            tree_parent_id,
+            timestamp,
+            depth: record.depth,
+            offset_bytes: record.offset_bytes,
+            json,
+        })
+    }
+}

@@ -1,0 +1,169 @@
+//! The values the session API hands out and takes: options and policies, entries, tree
+//! nodes, opaque records, counts, stamps. Plain data with small accessors; nothing here
+//! reads the log or the index.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use crate::context::PiCompat;
+use crate::format::json_scan;
+use crate::format::line::{EntryKind, json_text_str, top_level_fields};
+use crate::index::Verify;
+
+/// When appended bytes are made durable (fsync of the log). The index is never fsynced per
+/// append: it is a cache, rebuilt from the log after a crash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync after every append, before it returns: an acknowledged entry survives a crash of
+    /// the process and of the machine.
+    EveryAppend,
+    /// fsync after every `n`th append and on [`Session::sync`] / [`Session::close`]: a process
+    /// crash loses nothing acknowledged; a machine crash may lose the appends since the last
+    /// fsync (at most `n - 1`).
+    Batched(u32),
+    /// Never fsync on its own (only [`Session::sync`], on request); the kernel writes back. A
+    /// process crash loses nothing acknowledged; a machine crash may lose any append not yet
+    /// written back.
+    None,
+}
+
+/// What an append does when another writer appended a child of this handle's leaf since the
+/// handle last looked (it would otherwise silently start a sibling branch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnConflict {
+    /// Return [`Error::Conflict`] and write nothing.
+    #[default]
+    Fail,
+    /// Move this handle's leaf to the log's current leaf and append there.
+    FollowTip,
+}
+
+/// How a session is opened.
+#[derive(Clone, Debug)]
+pub struct SessionOptions {
+    pub durability: Durability,
+    pub on_conflict: OnConflict,
+    pub verify: Verify,
+    /// Rebuild the index from the log even if it looks valid.
+    pub rebuild_index: bool,
+    /// Use a sidecar index (false replays the log into memory, as the reference tools do).
+    pub use_index: bool,
+    /// Which pi's context rule `build_context` follows (format-spec/log.md §7).
+    pub pi_compat: PiCompat,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            durability: Durability::None,
+            on_conflict: OnConflict::Fail,
+            verify: Verify::Quick,
+            rebuild_index: false,
+            use_index: true,
+            pi_compat: PiCompat::Current,
+        }
+    }
+}
+
+/// One entry of the session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub id: String,
+    pub kind: EntryKind,
+    /// `parentId` as written (`None` for null or absent); it may name no entry.
+    pub parent_id: Option<String>,
+    /// The entry's parent in the tree (`None` for a root), by the rules of format-spec/log.md.
+    pub tree_parent_id: Option<String>,
+    pub timestamp: String,
+    pub depth: u32,
+    pub offset_bytes: u64,
+    /// The line as stored (invalid UTF-8 replaced by U+FFFD).
+    pub json: String,
+}
+
+impl Entry {
+    /// The entry's `type` as written (for [`EntryKind::Other`], the type this version does
+    /// not know).
+    pub fn type_name(&self) -> Cow<'_, str> {
+        match self.kind {
+            EntryKind::Other => json_scan::scan(&self.json, &["type"])
+                .ok()
+                .and_then(|found| found.fields[0])
+                .and_then(json_text_str)
+                .unwrap_or(Cow::Borrowed("other")),
+            kind => Cow::Borrowed(kind.as_str()),
+        }
+    }
+
+    /// A top-level field of the entry as raw JSON (the last one, if a key repeats).
+    pub fn field(&self, name: &str) -> Option<Box<RawValue>> {
+        top_level_fields(&self.json)
+            .ok()?
+            .remove(name.as_bytes())
+            .map(|raw| raw.to_owned())
+    }
+}
+
+/// A node of the depth-first tree walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TreeNode {
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub depth: u32,
+    pub label: Option<String>,
+    pub label_timestamp: Option<String>,
+    pub kind: EntryKind,
+    pub seq: u64,
+}
+
+/// A line kept verbatim that is not an entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpaqueRecord {
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// A code for why (format-spec/index.md); [`OpaqueRecord::reason`] says it in words.
+    pub code: u8,
+}
+
+impl OpaqueRecord {
+    pub fn reason(&self) -> &'static str {
+        match self.code {
+            1 => "not valid JSON",
+            2 => "not a JSON object",
+            3 => "no string \"type\"",
+            5 => "no string \"id\"",
+            6 => "leaf control row",
+            7 => "session header that is not the first line",
+            8 => "line too long to parse",
+            _ => "unknown reason",
+        }
+    }
+}
+
+/// Counts for `treelog info`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    pub entry_count: u64,
+    pub opaque_count: u64,
+    pub counts_by_kind: Vec<(EntryKind, u64)>,
+    pub log_len_bytes: u64,
+    pub indexed_len_bytes: u64,
+    /// Bytes after the last complete line (a torn or in-progress write).
+    pub torn_tail_bytes: u64,
+}
+
+/// An id and a timestamp chosen by the caller for the next appended entry, instead of the
+/// ones the handle draws. pi draws both itself (`crypto.randomUUID().slice(0, 8)` and
+/// `new Date().toISOString()`); a binding that keeps pi's sources, so that a caller's
+/// injected clock and ids apply as they do in pi, hands them over with
+/// [`Session::stamp_next`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// The entry's id: not taken by any id of the session, and without characters JSON must
+    /// escape.
+    pub id: String,
+    /// The entry's `timestamp`, written as given (pi writes `toISOString()`), without
+    /// characters JSON must escape.
+    pub timestamp: String,
+}
