@@ -1,8 +1,8 @@
 // The write path against pi 1.6.0: the seeded random sequences of sequence.mjs (every kind of
-// append, branch, resetLeaf, branchWithSummary, labels, context edits, reopens and forks, on
-// pi's SessionManager and treelog's side by side, the files byte-identical after every step),
-// the rule that nothing is written before the first user or assistant message, and
-// createBranchedSession.
+// append, branch, resetLeaf, branchWithSummary, labels, context edits, reopens, forks and
+// createBranchedSession, on pi's SessionManager and treelog's side by side, the files
+// byte-identical after every step), the rule that nothing is written before the first user or
+// assistant message, and createBranchedSession's labels.
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { basename } from "node:path";
