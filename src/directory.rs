@@ -13,11 +13,11 @@ pub fn most_recent(dir: &Path, cwd: Option<&str>) -> Result<Option<PathBuf>> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(Error::io(dir, "read directory", error)),
+        Err(error) => return Err(Error::io(dir, "list the directory", error)),
     };
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(dir, "read directory", e))?;
+        let entry = entry.map_err(|e| Error::io(dir, "list the directory", e))?;
         let path = entry.path();
         if path.extension().is_none_or(|ext| ext != "jsonl") {
             continue;
@@ -82,5 +82,5 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     if result.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
-    result.map_err(|e| Error::io(path, "write atomically", e))
+    result.map_err(|e| Error::io(path, "replace the file", e))
 }

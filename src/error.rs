@@ -9,9 +9,11 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// Reading or writing a file failed.
-    #[error("{path}: {operation}: {source}")]
+    #[error("{path}: cannot {operation}: {}", io_reason(source))]
     Io {
         path: PathBuf,
+        /// What was being done to `path`, as the words after "cannot" (`append to`,
+        /// `create the index`).
         operation: &'static str,
         source: io::Error,
     },
@@ -41,7 +43,7 @@ pub enum Error {
     /// Another writer appended a child of this handle's leaf since it last looked, so this
     /// append would have silently started a sibling branch.
     #[error(
-        "{path}: another writer appended entry {their_id} after {}; nothing was written (refresh the session or branch explicitly, then append again)",
+        "{path}: another writer appended entry {their_id} after {}; nothing was written (refresh the session to append after their entries, or branch explicitly, then append again)",
         leaf_words(leaf)
     )]
     Conflict {
@@ -81,10 +83,42 @@ impl Error {
     }
 }
 
+/// What an I/O error means, in the user's words: the system's message without its number
+/// (`os error 13`) and starting in lower case, and for a refused permission what to check.
+pub fn io_reason(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::PermissionDenied => {
+            "permission denied (check the permissions of the file and of its directory)".into()
+        }
+        io::ErrorKind::ReadOnlyFilesystem => "the file system is read-only".into(),
+        io::ErrorKind::StorageFull => "no space left on the device".into(),
+        io::ErrorKind::NotFound => "no such file or directory".into(),
+        io::ErrorKind::UnexpectedEof => "the file ended before the bytes expected".into(),
+        _ => {
+            let text = error.to_string();
+            let text = match (error.raw_os_error(), text.rfind(" (os error ")) {
+                (Some(_), Some(at)) => &text[..at],
+                _ => text.as_str(),
+            };
+            let mut chars = text.chars();
+            match chars.next() {
+                Some(first) => first.to_lowercase().chain(chars).collect(),
+                None => "an unknown I/O error".into(),
+            }
+        }
+    }
+}
+
 /// An id as the user would type it: in double quotes, with JSON's escapes for quotes,
 /// backslashes and control characters (never Rust's debug escapes).
-fn quoted(id: &str) -> String {
+pub(crate) fn quoted(id: &str) -> String {
     serde_json::to_string(id).unwrap_or_else(|_| format!("\"{id}\""))
+}
+
+/// An optional value as the user would read it: [`quoted`] when present, else `absent` (such
+/// as `none` or `the start of the session`), never Rust's `Some(..)`.
+pub(crate) fn quoted_or(value: Option<&str>, absent: &str) -> String {
+    value.map_or_else(|| absent.to_string(), quoted)
 }
 
 /// The leaf a conflict names, in words: its id, or the start of the session.

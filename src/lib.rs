@@ -33,7 +33,7 @@ mod tree;
 pub mod verify;
 
 pub use context::{Context, JsonText, PiCompat, ProjectedEntry, Projection};
-pub use error::{Error, Result};
+pub use error::{Error, Result, io_reason};
 pub use format::line::EntryKind;
 pub use format::write::NewEntry;
 pub use index::{

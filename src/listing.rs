@@ -123,7 +123,7 @@ pub fn session_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<std::fs::DirEntry>> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, "read directory", e))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, "list the directory", e))?;
     let mut entries: Vec<_> = entries.filter_map(std::result::Result::ok).collect();
     entries.sort_by_key(|entry| entry.file_name());
     Ok(entries)

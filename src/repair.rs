@@ -68,20 +68,22 @@ pub struct Outcome {
 /// into a synthesised header. Writers appending to the log meanwhile would append to the
 /// replaced file: stop them first.
 pub fn repair_file(path: &Path, apply: bool, cwd: &str) -> Result<Outcome> {
-    let mut storage = FileStorage::open(path).map_err(|e| Error::io(path, "open", e))?;
+    let mut storage = FileStorage::open(path).map_err(|e| Error::io(path, "open the log", e))?;
     if apply {
-        storage.lock().map_err(|e| Error::io(path, "lock", e))?;
+        storage
+            .lock()
+            .map_err(|e| Error::io(path, "open the log for writing", e))?;
     }
     let result = (|| {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read the log", e))?;
         let plan = plan_repair(path, &bytes, cwd)?;
         if !apply || plan.is_empty() {
             return Ok(Outcome { plan, backup: None });
         }
         let backup = backup_path(path);
-        std::fs::copy(path, &backup).map_err(|e| Error::io(&backup, "write backup", e))?;
+        std::fs::copy(path, &backup).map_err(|e| Error::io(&backup, "write the backup", e))?;
         let now_len = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, "stat", e))?
+            .map_err(|e| Error::io(path, "look at the log", e))?
             .len();
         if now_len != plan.original_len_bytes {
             return Err(Error::LogChanged {
@@ -95,7 +97,7 @@ pub fn repair_file(path: &Path, apply: bool, cwd: &str) -> Result<Outcome> {
         match std::fs::remove_file(&sidecar) {
             Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(Error::io(&sidecar, "delete the sidecar", error)),
+            Err(error) => return Err(Error::io(&sidecar, "delete the index", error)),
         }
         Ok(Outcome {
             plan,
@@ -315,7 +317,8 @@ fn restore_header(
     fixes.push(fix(
         at,
         format!(
-            "insert a version 3 header (id {session_id}, cwd {cwd:?}) above line {}: {what}",
+            "insert a version 3 header (id {session_id}, cwd {}) above line {}: {what}",
+            crate::error::quoted(cwd),
             at.0.unwrap_or(0)
         ),
     ));

@@ -116,7 +116,7 @@ fn scan_into(
         } else {
             storage
                 .read_at(read_from, &mut buf[filled..filled + want])
-                .map_err(|error| Error::io(storage.path(), "read", error))?
+                .map_err(|error| Error::io(storage.path(), "read the log", error))?
         };
         if read == 0 {
             return Ok(buf_offset);
@@ -147,7 +147,7 @@ fn stream_long_line(
         } else {
             storage
                 .read_at(line_offset + len, &mut buf[..want])
-                .map_err(|error| Error::io(storage.path(), "read", error))?
+                .map_err(|error| Error::io(storage.path(), "read the log", error))?
         };
         if read == 0 {
             return Ok(None);
@@ -169,7 +169,7 @@ fn stream_long_line(
             while at < end {
                 let want = ((end - at) as usize).min(buf.len());
                 crate::storage::read_exact_at(storage, at, &mut buf[..want])
-                    .map_err(|error| Error::io(storage.path(), "read", error))?;
+                    .map_err(|error| Error::io(storage.path(), "read the log", error))?;
                 sink.consumed(&buf[..want])?;
                 at += want as u64;
             }

@@ -93,7 +93,7 @@ impl Session {
     /// A new session in `dir`, named `<timestamp>_<uuid>.jsonl` as pi names them. The file is
     /// created by the first append.
     pub fn create(dir: &Path, cwd: &str, options: SessionOptions) -> Result<Session> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create the directory", e))?;
         let header = Header::new(new_session_id(now_ms()), cwd, None, false);
         Session::create_at(&dir.join(header.file_name()), header, options)
     }
@@ -115,10 +115,10 @@ impl Session {
     /// empty session bound to that path (as pi does); the file is created by the first append.
     /// The log is never modified by opening, whatever it contains.
     pub fn open(path: &Path, options: SessionOptions) -> Result<Session> {
-        let storage = FileStorage::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let storage = FileStorage::open(path).map_err(|e| Error::io(path, "open the log", e))?;
         let exists = storage
             .identity()
-            .map_err(|e| Error::io(path, "stat", e))?
+            .map_err(|e| Error::io(path, "look at the log", e))?
             .inode
             != 0
             || path.exists();
@@ -208,7 +208,7 @@ impl Session {
     ) -> Result<Session> {
         let log_len = storage
             .identity()
-            .map_err(|e| Error::io(storage.path(), "stat", e))?
+            .map_err(|e| Error::io(storage.path(), "look at the log", e))?
             .len_bytes;
         let header_pending = log_len == 0;
         let header = log_header(storage.as_ref(), &store, log_len)?;
@@ -336,7 +336,7 @@ impl Session {
         lines: &[String],
         options: SessionOptions,
     ) -> Result<Session> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create the directory", e))?;
         let header = Header::new(new_session_id(now_ms()), cwd, Some(parent_session), false);
         let path = dir.join(header.file_name());
         let mut bytes = Vec::with_capacity(

@@ -38,7 +38,9 @@ pub trait LogStorage: Send + Sync {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize>;
     fn append(&mut self, bytes: &[u8]) -> io::Result<u64>;
     fn sync(&mut self) -> io::Result<()>;
-    /// Takes the exclusive advisory lock that serialises appenders (blocking).
+    /// Takes the exclusive advisory lock that serialises appenders (blocking), after opening
+    /// the file for appending (creating it if it does not exist): an error here means nothing
+    /// can be appended.
     fn lock(&mut self) -> io::Result<()>;
     fn unlock(&mut self) -> io::Result<()>;
 }
@@ -84,6 +86,10 @@ pub struct FileStorage {
     /// Unset while no file exists; set by the first append, or by the first read after
     /// another process created the file.
     file: OnceLock<File>,
+    /// Set when `file` could only be opened for reading (this user may not write the log):
+    /// `append` then opens it for appending again, and returns that open's error (permission
+    /// denied) instead of writing to a read-only descriptor ("bad file descriptor").
+    read_only: OnceLock<()>,
     /// Whether the file was created by this handle and its directory entry still needs an fsync.
     created_unsynced: bool,
 }
@@ -92,23 +98,29 @@ impl FileStorage {
     /// Opens an existing log for reading and appending, or, when none exists, a handle that
     /// creates the file at its first append.
     pub fn open(path: &Path) -> io::Result<FileStorage> {
-        let file = match OpenOptions::new().read(true).append(true).open(path) {
-            Ok(file) => Some(file),
-            Err(error) if error.kind() == io::ErrorKind::NotFound => None,
-            // A read-only log is still readable; appends will report the error.
-            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
-                Some(File::open(path)?)
-            }
-            Err(error) => return Err(error),
-        };
-        Ok(FileStorage {
+        let storage = FileStorage {
             path: path.to_path_buf(),
-            file: file.map_or_else(OnceLock::new, OnceLock::from),
+            file: OnceLock::new(),
+            read_only: OnceLock::new(),
             created_unsynced: false,
-        })
+        };
+        storage.existing_file()?;
+        Ok(storage)
     }
 
+    /// The file opened for appending: created if it does not exist, opened again for appending
+    /// if it was opened for reading only (which fails, permission denied, unless the
+    /// permissions changed since). Called by `lock` first, so that the file it locks is the
+    /// one appends write to.
     fn file_for_append(&mut self) -> io::Result<&mut File> {
+        if self.read_only.get().is_some() {
+            let file = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .open(&self.path)?;
+            self.file = OnceLock::from(file);
+            self.read_only = OnceLock::new();
+        }
         if self.existing_file()?.is_none() {
             let file = OpenOptions::new()
                 .read(true)
@@ -129,8 +141,11 @@ impl FileStorage {
         let file = match OpenOptions::new().read(true).append(true).open(&self.path) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            // A read-only log is still readable; `append` reports why it cannot write.
             Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
-                File::open(&self.path)?
+                let file = File::open(&self.path)?;
+                let _ = self.read_only.set(());
+                file
             }
             Err(error) => return Err(error),
         };

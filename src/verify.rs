@@ -55,7 +55,7 @@ pub fn verify_log(path: &Path, full: bool) -> Result<Report> {
     for _ in 0..ATTEMPTS_MAX {
         let report = verify_once(path, full)?;
         len_now = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, "stat", e))?
+            .map_err(|e| Error::io(path, "look at the log", e))?
             .len();
         if len_now == report.log_len_bytes {
             return Ok(report);

@@ -267,7 +267,7 @@ fn read_chunk(
             // The log shrank since its length was read: stop here, as the plain scan does at
             // the end of the file (the next open sees the change).
             Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            Err(error) => return Err(Error::io(storage.path(), "read", error)),
+            Err(error) => return Err(Error::io(storage.path(), "read the log", error)),
         }
         if let Some(last_newline) = memchr::memrchr(b'\n', &bytes) {
             bytes.truncate(last_newline + 1);

@@ -319,9 +319,19 @@ impl Session {
             return Ok(Vec::new());
         }
         self.settle_recovered();
-        self.storage
-            .lock()
-            .map_err(|e| Error::io(self.storage.path(), "lock", e))?;
+        if let Err(error) = self.storage.lock() {
+            // Locking opens the log for appending, creating it when it does not exist yet.
+            let missing = self
+                .storage
+                .identity()
+                .is_ok_and(|identity| identity == crate::storage::FileIdentity::default());
+            let operation = if missing {
+                "create the log"
+            } else {
+                "open the log for appending"
+            };
+            return Err(Error::io(self.storage.path(), operation, error));
+        }
         // Damage met before anything was written (catching up, checking for conflicts,
         // choosing ids) rebuilds the index, and the append starts again on the new one. Damage
         // met after the write is handled where it is met (`append_locked`), never retried.
@@ -335,7 +345,7 @@ impl Session {
         let unlocked = self
             .storage
             .unlock()
-            .map_err(|e| Error::io(self.storage.path(), "unlock", e));
+            .map_err(|e| Error::io(self.storage.path(), "unlock the log", e));
         let ids = result?;
         unlocked?;
         self.appended = true;
@@ -385,7 +395,7 @@ impl Session {
         // A log holding only a byte order mark is empty: the header goes right after the mark.
         let only_bom = self.store().indexed_len_bytes == 0
             && crate::storage::holds_only_bom(self.storage.as_ref(), log_len)
-                .map_err(|e| Error::io(self.storage.path(), "read", e))?;
+                .map_err(|e| Error::io(self.storage.path(), "read the log", e))?;
         let torn = log_len > self.store.indexed_len_bytes && !only_bom;
         // No line of the log is JSON yet (it is empty, blank, or a torn first write): nothing
         // in it was acknowledged, and this append writes the handle's header, after the `\n`
@@ -437,8 +447,11 @@ impl Session {
         let end_bytes = match self.storage.append(bytes) {
             Ok(end_bytes) => end_bytes,
             Err(error) => {
-                self.poisoned = Some(format!("write failed: {error}"));
-                return Err(Error::io(self.storage.path(), "append", error));
+                self.poisoned = Some(format!(
+                    "a write failed: {}",
+                    crate::error::io_reason(&error)
+                ));
+                return Err(Error::io(self.storage.path(), "append to the log", error));
             }
         };
         let sync_now = match self.options.durability {
@@ -590,8 +603,15 @@ impl Session {
     pub(super) fn sync_log(&mut self) -> Result<()> {
         if let Err(error) = self.storage.sync() {
             // A failed fsync may have dropped dirty pages: never retry as if nothing happened.
-            self.poisoned = Some(format!("fsync failed: {error}"));
-            return Err(Error::io(self.storage.path(), "fsync", error));
+            self.poisoned = Some(format!(
+                "syncing the log to disk failed: {}",
+                crate::error::io_reason(&error)
+            ));
+            return Err(Error::io(
+                self.storage.path(),
+                "sync the log to disk",
+                error,
+            ));
         }
         self.appends_since_sync = 0;
         Ok(())

@@ -69,7 +69,7 @@ pub(super) fn log_header(storage: &dyn LogStorage, store: &Store, log_len: u64) 
     let header = if state.first_line_is_header() {
         let mut bytes = vec![0; state.header_len_bytes as usize];
         read_exact_at(storage, state.header_offset_bytes, &mut bytes)
-            .map_err(|e| Error::io(storage.path(), "read", e))?;
+            .map_err(|e| Error::io(storage.path(), "read the log", e))?;
         Header::parse(String::from_utf8_lossy(&bytes).into_owned(), false)
     } else {
         None

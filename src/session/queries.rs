@@ -214,7 +214,7 @@ impl Session {
         let log_len = self
             .storage
             .identity()
-            .map_err(|e| Error::io(self.storage.path(), "stat", e))?
+            .map_err(|e| Error::io(self.storage.path(), "look at the log", e))?
             .len_bytes;
         Ok(Stats {
             entry_count: state.entry_count,

@@ -4,7 +4,7 @@
 
 use super::problems::{ProblemKind, Problems};
 use super::scan::ScanResult;
-use crate::error::Result;
+use crate::error::{Result, quoted, quoted_or};
 use crate::session::Session;
 
 /// Each compaction's first kept entry must be an earlier entry on its path, or the context
@@ -22,8 +22,8 @@ pub(super) fn check_compactions(
                 line,
                 offset,
                 format!(
-                    "compaction {:?} has no string firstKeptEntryId",
-                    compaction.id
+                    "compaction {} has no string firstKeptEntryId",
+                    quoted(&compaction.id)
                 ),
             );
             continue;
@@ -34,8 +34,9 @@ pub(super) fn check_compactions(
                 line,
                 offset,
                 format!(
-                    "compaction {:?}: firstKeptEntryId {first_kept:?} names no entry",
-                    compaction.id
+                    "compaction {}: firstKeptEntryId {} names no entry",
+                    quoted(&compaction.id),
+                    quoted(first_kept)
                 ),
             );
             continue;
@@ -49,8 +50,9 @@ pub(super) fn check_compactions(
                 line,
                 offset,
                 format!(
-                    "compaction {:?}: firstKeptEntryId {first_kept:?} is not an earlier entry on its path (the context keeps nothing before the compaction)",
-                    compaction.id
+                    "compaction {}: firstKeptEntryId {} is not an earlier entry on its path (the context keeps nothing before the compaction)",
+                    quoted(&compaction.id),
+                    quoted(first_kept)
                 ),
             );
         }
@@ -84,8 +86,13 @@ pub(super) fn compare_index(
                 report(
                     Some(b.offset_bytes),
                     format!(
-                        "entry {:?} (parent {:?}, depth {}) differs from the replay's {:?} (parent {:?}, depth {})",
-                        a.id, a.tree_parent_id, a.depth, b.id, b.tree_parent_id, b.depth
+                        "entry {} (parent {}, depth {}) differs from the replay's {} (parent {}, depth {})",
+                        quoted(&a.id),
+                        quoted_or(a.tree_parent_id.as_deref(), "none"),
+                        a.depth,
+                        quoted(&b.id),
+                        quoted_or(b.tree_parent_id.as_deref(), "none"),
+                        b.depth
                     ),
                 );
                 break;
@@ -93,12 +100,15 @@ pub(super) fn compare_index(
             (Some(a), None) => {
                 report(
                     Some(a.offset_bytes),
-                    format!("has entry {:?} beyond the replay's last", a.id),
+                    format!("has entry {} beyond the replay's last", quoted(&a.id)),
                 );
                 break;
             }
             (None, Some(b)) => {
-                report(Some(b.offset_bytes), format!("lacks entry {:?}", b.id));
+                report(
+                    Some(b.offset_bytes),
+                    format!("lacks entry {}", quoted(&b.id)),
+                );
                 break;
             }
         }
@@ -126,7 +136,14 @@ pub(super) fn compare_index(
     }
     let (a, b) = (indexed.leaf_id()?, replay.leaf_id()?);
     if a != b {
-        report(None, format!("leaf {a:?}, the replay's is {b:?}"));
+        report(
+            None,
+            format!(
+                "leaf {}, the replay's is {}",
+                quoted_or(a.as_deref(), "none"),
+                quoted_or(b.as_deref(), "none")
+            ),
+        );
     }
     let (a, b) = (indexed.path_ids(None)?, replay.path_ids(None)?);
     if a != b {
@@ -158,7 +175,14 @@ pub(super) fn compare_index(
     }
     let (a, b) = (indexed.session_name()?, replay.session_name()?);
     if a != b {
-        report(None, format!("session name {a:?}, the replay's is {b:?}"));
+        report(
+            None,
+            format!(
+                "session name {}, the replay's is {}",
+                quoted_or(a.as_deref(), "none"),
+                quoted_or(b.as_deref(), "none")
+            ),
+        );
     }
     let mut left = indexed.tree()?;
     let mut right = replay.tree()?;
@@ -170,12 +194,12 @@ pub(super) fn compare_index(
             (Some(a), Some(b)) if a == b => {}
             (a, b) => {
                 let id = |node: &Option<crate::session::TreeNode>| {
-                    node.as_ref().map(|node| node.id.clone())
+                    quoted_or(node.as_ref().map(|node| node.id.as_str()), "none")
                 };
                 report(
                     None,
                     format!(
-                        "tree node {position} is {:?}, the replay's is {:?}",
+                        "tree node {position} is {}, the replay's is {}",
                         id(&a),
                         id(&b)
                     ),

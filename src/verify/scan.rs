@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::problems::{ProblemKind, Problems};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, quoted};
 use crate::format::json_scan;
 use crate::format::line::{
     EntryKind, Line, OpaqueReason, ParentRef, classify, is_complete_last_line, json_text_str,
@@ -54,10 +54,10 @@ impl ScanResult {
 /// Reads the log line by line, independently of the index, and reports what is wrong with
 /// the lines themselves.
 pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open", e))?;
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open the log", e))?;
     let log_len_bytes = file
         .metadata()
-        .map_err(|e| Error::io(path, "stat", e))?
+        .map_err(|e| Error::io(path, "look at the log", e))?
         .len();
     let mut reader = BufReader::with_capacity(READ_BUFFER_LEN, file);
     let mut result = ScanResult {
@@ -84,7 +84,7 @@ pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResul
         let read = (&mut reader)
             .take(LINE_LEN_MAX as u64 + 2)
             .read_until(b'\n', &mut bytes)
-            .map_err(|e| Error::io(path, "read", e))?;
+            .map_err(|e| Error::io(path, "read the log", e))?;
         if read == 0 {
             break;
         }
@@ -226,7 +226,7 @@ pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResul
                             entry.kind,
                             match &entry.timestamp {
                                 Some(timestamp) =>
-                                    format!("timestamp {timestamp:?}, not an ISO time"),
+                                    format!("timestamp {}, not an ISO time", quoted(timestamp)),
                                 None => "no string timestamp".to_string(),
                             }
                         ),
@@ -294,7 +294,10 @@ pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResul
                     ProblemKind::SelfParent,
                     Some(line_number),
                     Some(line_offset),
-                    format!("entry {id:?} is its own parent (pi loops forever on it)"),
+                    format!(
+                        "entry {} is its own parent (pi loops forever on it)",
+                        quoted(&id)
+                    ),
                 );
             } else if !first_seen.contains_key(parent.as_ref()) {
                 dangling.push((id.to_string(), parent.to_string(), line_number, line_offset));
@@ -306,8 +309,10 @@ pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResul
                 Some(line_number),
                 Some(line_offset),
                 format!(
-                    "id {id:?} is already used by line {} (byte {}); pi keeps the last one",
-                    earlier.line, earlier.offset_bytes
+                    "id {} is already used by line {} (byte {}); pi keeps the last one",
+                    quoted(&id),
+                    earlier.line,
+                    earlier.offset_bytes
                 ),
             ),
             None => {
@@ -342,7 +347,11 @@ pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResul
             ProblemKind::DanglingParent,
             Some(line),
             Some(offset),
-            format!("entry {id:?} names parent {parent:?}, which is no earlier line{later}; it is read as a root"),
+            format!(
+                "entry {} names parent {}, which is no earlier line{later}; it is read as a root",
+                quoted(&id),
+                quoted(&parent)
+            ),
         );
     }
     report_cycles(&first_seen, &last_parent, problems);
@@ -387,7 +396,9 @@ pub(super) fn torn_tail(
 pub(super) fn skip_line(reader: &mut impl BufRead, path: &Path) -> Result<(u64, bool)> {
     let mut skipped = 0u64;
     loop {
-        let buffer = reader.fill_buf().map_err(|e| Error::io(path, "read", e))?;
+        let buffer = reader
+            .fill_buf()
+            .map_err(|e| Error::io(path, "read the log", e))?;
         if buffer.is_empty() {
             return Ok((skipped, false));
         }

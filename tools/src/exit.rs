@@ -72,7 +72,7 @@ impl CliError {
         if source.kind() == io::ErrorKind::BrokenPipe {
             CliError::StdoutClosed
         } else {
-            CliError::io("<stdout>", "write", source)
+            CliError::io("<stdout>", "write to standard output", source)
         }
     }
 
@@ -102,16 +102,31 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CliError::Library(error @ treelog::Error::Conflict { .. }) => write!(
+            // The library's advice (refresh the handle) is not the command line's.
+            CliError::Library(treelog::Error::Conflict {
+                path,
+                leaf,
+                their_id,
+            }) => write!(
                 f,
-                "{error}; `treelog append --on-conflict follow` appends after the other writer's entries instead"
+                "{}: another writer appended entry {their_id} after {}; nothing was written (run again with `--on-conflict follow` to append after the other writer's entries)",
+                path.display(),
+                match leaf {
+                    Some(leaf) => format!("this session's leaf {leaf}"),
+                    None => "the start of this session".into(),
+                }
             ),
             CliError::Library(error) => write!(f, "{error}"),
             CliError::Io {
                 path,
                 operation,
                 source,
-            } => write!(f, "{}: {operation}: {source}", path.display()),
+            } => write!(
+                f,
+                "{}: cannot {operation}: {}",
+                path.display(),
+                treelog::io_reason(source)
+            ),
             CliError::Input { location, message } => write!(f, "{location}: {message}"),
             CliError::Usage(message) => f.write_str(message),
             CliError::ProblemsFound { count } => write!(f, "{count} problem(s) found"),

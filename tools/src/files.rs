@@ -29,7 +29,7 @@ fn walk(dir: &Path, depth: usize, logs: &mut Vec<(PathBuf, u64)>, errors: &mut V
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) => {
-            errors.push(CliError::io(dir, "read directory", error));
+            errors.push(CliError::io(dir, "list the directory", error));
             return;
         }
     };

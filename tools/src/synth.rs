@@ -350,7 +350,7 @@ impl Sink for BulkSink<'_> {
             self.line.push(b'\n');
             self.file
                 .write_all(&self.line)
-                .map_err(|e| CliError::io(self.path, "write", e))?;
+                .map_err(|e| CliError::io(self.path, "write the log", e))?;
             self.ids.insert(id.clone());
             self.leaf = Some(id.clone());
             ids.push(id);
@@ -367,7 +367,7 @@ impl Sink for BulkSink<'_> {
         let path = self.path;
         self.file
             .into_inner()
-            .map_err(|e| CliError::io(path, "write", e.into_error()))?;
+            .map_err(|e| CliError::io(path, "write the log", e.into_error()))?;
         // One open indexes the whole file.
         let started = Instant::now();
         let session = Session::open(path, SessionOptions::default())?;
@@ -460,7 +460,7 @@ pub fn generate(
     } = generator;
     summary.index_elapsed = sink.finish()?;
     summary.log_bytes = std::fs::metadata(path)
-        .map_err(|e| CliError::io(path, "stat", e))?
+        .map_err(|e| CliError::io(path, "look at the log", e))?
         .len();
     summary.elapsed = started.elapsed();
     Ok(summary)
@@ -479,9 +479,9 @@ fn write_header(path: &Path, cwd: &str) -> Result<std::fs::File, CliError> {
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| CliError::io(path, "create", e))?;
+        .map_err(|e| CliError::io(path, "create the log", e))?;
     file.write_all(format!("{header}\n").as_bytes())
-        .map_err(|e| CliError::io(path, "write", e))?;
+        .map_err(|e| CliError::io(path, "write the log", e))?;
     Ok(file)
 }
 

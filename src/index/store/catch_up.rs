@@ -69,13 +69,13 @@ impl Store {
         let start = self.indexed_len_bytes;
         let len_bytes = storage
             .len_bytes()
-            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+            .map_err(|e| Error::io(storage.path(), "look at the log", e))?;
         if len_bytes <= start {
             return Ok(len_bytes);
         }
         let identity = storage
             .identity()
-            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+            .map_err(|e| Error::io(storage.path(), "look at the log", e))?;
         if identity.len_bytes <= start {
             return Ok(identity.len_bytes);
         }
@@ -127,13 +127,13 @@ impl Store {
     fn end_unterminated_line(&mut self, storage: &dyn LogStorage) -> Result<bool> {
         let len_bytes = storage
             .len_bytes()
-            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+            .map_err(|e| Error::io(storage.path(), "look at the log", e))?;
         if len_bytes <= self.indexed_len_bytes {
             return Ok(true);
         }
         let mut next = [0];
         read_exact_at(storage, self.indexed_len_bytes, &mut next)
-            .map_err(|e| Error::io(storage.path(), "read", e))?;
+            .map_err(|e| Error::io(storage.path(), "read the log", e))?;
         if next != *b"\n" {
             return Ok(false);
         }
@@ -188,7 +188,7 @@ impl Store {
         self.check_applicable()?;
         let mut bytes = vec![0; (len_bytes - start) as usize];
         read_exact_at(storage, start, &mut bytes)
-            .map_err(|e| Error::io(storage.path(), "read", e))?;
+            .map_err(|e| Error::io(storage.path(), "read the log", e))?;
         if !is_complete_last_line(&bytes) {
             return Ok(());
         }

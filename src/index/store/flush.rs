@@ -78,7 +78,7 @@ impl Store {
         };
         let identity = storage
             .identity()
-            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+            .map_err(|e| Error::io(storage.path(), "look at the log", e))?;
         guarded(&sidecar, || self.write_overlay(&sidecar, identity))
     }
 

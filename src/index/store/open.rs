@@ -214,7 +214,7 @@ impl Store {
 
         let identity = storage
             .identity()
-            .map_err(|e| Error::io(storage.path(), "stat", e))?;
+            .map_err(|e| Error::io(storage.path(), "look at the log", e))?;
         if identity.len_bytes < snapshot.indexed_len_bytes {
             return Ok(Err(Doubt::stale(format!(
                 "log is shorter ({} bytes) than the indexed prefix ({} bytes)",
@@ -244,7 +244,7 @@ impl Store {
             }
             let mut header = vec![0; state.header_len_bytes as usize];
             read_exact_at(storage, state.header_offset_bytes, &mut header)
-                .map_err(|e| Error::io(storage.path(), "read", e))?;
+                .map_err(|e| Error::io(storage.path(), "read the log", e))?;
             if block_hash(&header) != snapshot.first_line_hash {
                 return Ok(Err(Doubt::stale(
                     "the log's first line differs from the indexed one (another session or a rewritten header)",
@@ -255,7 +255,7 @@ impl Store {
         let mut tail =
             vec![0; (snapshot.indexed_len_bytes - snapshot.tail_block_start_bytes) as usize];
         read_exact_at(storage, snapshot.tail_block_start_bytes, &mut tail)
-            .map_err(|e| Error::io(storage.path(), "read", e))?;
+            .map_err(|e| Error::io(storage.path(), "read the log", e))?;
         if block_hash(&tail) != snapshot.tail_hash {
             return Ok(Err(Doubt::stale(format!(
                 "the log's bytes {}..{} differ from the indexed ones (rewritten behind the index's back)",
@@ -269,7 +269,7 @@ impl Store {
             (None, Some(at)) => {
                 let mut byte = [0];
                 read_exact_at(storage, at, &mut byte)
-                    .map_err(|e| Error::io(storage.path(), "read", e))?;
+                    .map_err(|e| Error::io(storage.path(), "read the log", e))?;
                 Some(byte[0])
             }
             (None, None) => None,
@@ -370,7 +370,7 @@ impl Store {
             None => {
                 let mut bytes = vec![0; len as usize];
                 read_exact_at(storage, record.offset_bytes, &mut bytes)
-                    .map_err(|e| Error::io(storage.path(), "read", e))?;
+                    .map_err(|e| Error::io(storage.path(), "read the log", e))?;
                 read = bytes;
                 &read
             }
@@ -388,8 +388,9 @@ impl Store {
             && *id != *record.id
         {
             return Ok(Some(format!(
-                "the last record ({seq}) names id {:?}, its line {id:?}",
-                record.id.as_str()
+                "the last record ({seq}) names id {}, its line {}",
+                crate::error::quoted(record.id.as_str()),
+                crate::error::quoted(&id)
             )));
         }
         Ok(None)
@@ -421,7 +422,7 @@ impl Store {
         let block_count = snapshot.tail_block_start_bytes / HASH_BLOCK_LEN;
         for index in 0..block_count {
             read_exact_at(storage, index * HASH_BLOCK_LEN, &mut buf)
-                .map_err(|e| Error::io(storage.path(), "read", e))?;
+                .map_err(|e| Error::io(storage.path(), "read the log", e))?;
             let stored = blocks.get(index).map_err(|e| index_error(&path, e))?;
             let Some(stored) = stored else {
                 return Ok(Err(Doubt::damaged(format!("block {index} has no hash"))));
@@ -447,7 +448,7 @@ impl Store {
         }
         let mut header = vec![0; self.state.header_len_bytes as usize];
         read_exact_at(storage, self.state.header_offset_bytes, &mut header)
-            .map_err(|e| Error::io(storage.path(), "read", e))?;
+            .map_err(|e| Error::io(storage.path(), "read the log", e))?;
         let text = String::from_utf8_lossy(&header);
         Ok(match crate::format::line::classify(&text, false, true) {
             crate::format::line::Line::Header(header) => header.id.into_owned(),

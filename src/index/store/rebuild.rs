@@ -64,7 +64,7 @@ fn compact_if_worth_it(db: &mut Database, path: &Path, indexed_log_bytes: u64) -
     txn.abort().map_err(|e| index_error(path, e))?;
     let used_bytes = stats.allocated_pages() * stats.page_size() as u64;
     let file_bytes = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, "stat", e))?
+        .map_err(|e| Error::io(path, "look at the index", e))?
         .len();
     if !compaction_worth_it(file_bytes, used_bytes, indexed_log_bytes) {
         return Ok(());
@@ -90,7 +90,14 @@ impl Store {
                 Database::builder()
                     .set_cache_size(REBUILD_CACHE_BYTES)
                     .create(&temp_path)
-                    .map_err(|e| index_error(&temp_path, e))
+                    .map_err(|error| match error {
+                        // The file could not be made (a read-only directory, a full disk):
+                        // said of the sidecar the user knows, not of the private file.
+                        redb::DatabaseError::Storage(redb::StorageError::Io(io)) => {
+                            Error::io(sidecar_path, "create the index", io)
+                        }
+                        other => index_error(&temp_path, other),
+                    })
             })?;
             self.db = Some(Db::Writer(DropGuarded::new(db)));
             self.sidecar_path = Some(temp_path.clone());
@@ -129,7 +136,11 @@ impl Store {
         };
         if let Err(error) = std::fs::rename(&temp_path, sidecar_path) {
             let _ = std::fs::remove_file(&temp_path);
-            return Err(Error::io(sidecar_path, "rename the rebuilt index", error));
+            return Err(Error::io(
+                sidecar_path,
+                "put the rebuilt index in place",
+                error,
+            ));
         }
         self.db = Some(guarded(sidecar_path, || {
             open_database_read_only(sidecar_path)

@@ -106,7 +106,7 @@ fn append_lines(
         line.clear();
         let read = input
             .read_until(b'\n', &mut line)
-            .map_err(|e| CliError::io("<stdin>", "read", e))?;
+            .map_err(|e| CliError::io("<stdin>", "read standard input", e))?;
         if read == 0 {
             return Ok(());
         }
@@ -323,9 +323,10 @@ fn append_entry(
         "session_info" => session.append_session_info(&string("name")?)?,
         other => {
             return Err(EntryError::Field(format!(
-                "unknown entry type {other:?} (message, thinking_level_change, model_change, \
+                "unknown entry type {} (message, thinking_level_change, model_change, \
                  usage, context_edit, compaction, branch_summary, custom, custom_message, \
-                 label, session_info)"
+                 label, session_info)",
+                serde_json::Value::from(other)
             )));
         }
     })

@@ -64,7 +64,8 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 .dir
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("treelog-bench"));
-            std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create directory", e))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| CliError::io(&dir, "create the directory", e))?;
             let mut sizes = if args.entries.is_empty() {
                 vec![1_000, 10_000, 100_000, 1_000_000]
             } else {
@@ -151,7 +152,7 @@ fn generated(dir: &Path, entries: u64) -> Result<PathBuf, CliError> {
 
 fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
     let log_bytes = std::fs::metadata(file)
-        .map_err(|e| CliError::io(file, "stat", e))?
+        .map_err(|e| CliError::io(file, "look at the log", e))?
         .len();
 
     // Reindex from scratch, and a raw pass over the same bytes, interleaved in the same run.
@@ -174,7 +175,7 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
     }
     let sidecar = treelog::sidecar_path(file);
     let index_bytes = std::fs::metadata(&sidecar)
-        .map_err(|e| CliError::io(&sidecar, "stat", e))?
+        .map_err(|e| CliError::io(&sidecar, "look at the index", e))?
         .len();
 
     // Cold opens in fresh processes: index, then replay, alternating.
@@ -263,7 +264,8 @@ enum RawParse {
 fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
     use std::io::Read;
     let start = Instant::now();
-    let mut reader = std::fs::File::open(file).map_err(|e| CliError::io(file, "open", e))?;
+    let mut reader =
+        std::fs::File::open(file).map_err(|e| CliError::io(file, "open the log", e))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     let mut hasher = blake3::Hasher::new();
@@ -271,7 +273,7 @@ fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
     loop {
         let read = reader
             .read(&mut buf)
-            .map_err(|e| CliError::io(file, "read", e))?;
+            .map_err(|e| CliError::io(file, "read the log", e))?;
         if read == 0 {
             break;
         }
@@ -315,8 +317,8 @@ fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
 
 /// Runs `treelog bench-probe` in a fresh process and returns what it printed.
 fn probe(file: &Path, replay: bool) -> Result<Value, CliError> {
-    let exe =
-        std::env::current_exe().map_err(|e| CliError::io("<treelog>", "find own executable", e))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| CliError::io("<treelog>", "find the treelog executable", e))?;
     let mut command = Command::new(exe);
     command.arg("bench-probe").arg(file);
     if replay {
@@ -324,7 +326,7 @@ fn probe(file: &Path, replay: bool) -> Result<Value, CliError> {
     }
     let output = command
         .output()
-        .map_err(|e| CliError::io(file, "run bench-probe", e))?;
+        .map_err(|e| CliError::io(file, "run the benchmark process for", e))?;
     if !output.status.success() {
         return Err(CliError::input(
             file.display().to_string(),
@@ -393,9 +395,9 @@ fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
     let copy = dir.join("catch-up.jsonl");
     let mut times = Vec::new();
     for _ in 0..runs.min(3) {
-        std::fs::copy(file, &copy).map_err(|e| CliError::io(&copy, "copy", e))?;
+        std::fs::copy(file, &copy).map_err(|e| CliError::io(&copy, "copy the log to", e))?;
         std::fs::copy(treelog::sidecar_path(file), treelog::sidecar_path(&copy))
-            .map_err(|e| CliError::io(&copy, "copy sidecar", e))?;
+            .map_err(|e| CliError::io(&copy, "copy the index beside", e))?;
         // The copy is a new inode: let one open accept the index (full check), then append.
         drop(Session::open(&copy, SessionOptions::default())?);
         let leaf = Session::open(&copy, SessionOptions::default())?.leaf_id()?;
@@ -413,9 +415,9 @@ fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
         let mut log = std::fs::OpenOptions::new()
             .append(true)
             .open(&copy)
-            .map_err(|e| CliError::io(&copy, "open", e))?;
+            .map_err(|e| CliError::io(&copy, "open the log", e))?;
         log.write_all(lines.as_bytes())
-            .map_err(|e| CliError::io(&copy, "append", e))?;
+            .map_err(|e| CliError::io(&copy, "append to the log", e))?;
         drop(log);
         let start = Instant::now();
         let session = Session::open(&copy, SessionOptions::default())?;
@@ -497,7 +499,7 @@ fn tempdir() -> Result<PathBuf, CliError> {
         std::process::id(),
         treelog::format::ids::random_u64()
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create directory", e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create the directory", e))?;
     Ok(dir)
 }
 

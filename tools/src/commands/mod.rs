@@ -27,7 +27,7 @@ pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Opened, Cli
     if crate::files::is_sidecar(path) {
         return Err(crate::files::sidecar_error(path));
     }
-    let metadata = std::fs::metadata(path).map_err(|e| CliError::io(path, "open", e))?;
+    let metadata = std::fs::metadata(path).map_err(|e| CliError::io(path, "open the log", e))?;
     if !metadata.is_file() {
         return Err(CliError::input(
             path.display().to_string(),

@@ -30,7 +30,7 @@ pub struct Args {
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let metadata =
-        std::fs::metadata(&args.file).map_err(|e| CliError::io(&args.file, "open", e))?;
+        std::fs::metadata(&args.file).map_err(|e| CliError::io(&args.file, "open the log", e))?;
     if !metadata.is_file() {
         return Err(CliError::input(
             args.file.display().to_string(),
