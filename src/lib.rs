@@ -37,7 +37,8 @@ pub use error::{Error, Result, io_reason};
 pub use format::line::EntryKind;
 pub use format::write::NewEntry;
 pub use index::{
-    IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, SIDECAR_SUFFIX, Verify, sidecar_path,
+    IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, SIDECAR_SUFFIX, Verify, sidecar_for,
+    sidecar_in_dir, sidecar_path,
 };
 pub use session::{
     Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stamp, Stats,

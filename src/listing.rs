@@ -137,7 +137,13 @@ fn is_log(path: &Path) -> bool {
 /// Describes the session at `path`, reading it through its index (which may be built or
 /// caught up on the way, as any open does).
 pub fn session_info(path: &Path) -> Result<SessionInfo> {
-    let mut session = Session::open(path, SessionOptions::default())?;
+    session_info_with(path, &SessionOptions::default())
+}
+
+/// [`session_info`], opening the session with `options` (where its index lives, whether it
+/// may be written).
+pub fn session_info_with(path: &Path, options: &SessionOptions) -> Result<SessionInfo> {
+    let mut session = Session::open(path, options.clone())?;
     let stats = session.stats()?;
     let message_count = stats
         .counts_by_kind

@@ -29,7 +29,7 @@ use crate::format::line::{
     with_field,
 };
 use crate::format::write::encode_header;
-use crate::index::sidecar_path;
+use crate::index::sidecar_for;
 use crate::session::{Session, SessionOptions};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage};
 
@@ -68,6 +68,18 @@ pub struct Outcome {
 /// into a synthesised header. Writers appending to the log meanwhile would append to the
 /// replaced file: stop them first.
 pub fn repair_file(path: &Path, apply: bool, cwd: &str) -> Result<Outcome> {
+    repair_file_with(path, apply, cwd, &SessionOptions::default())
+}
+
+/// [`repair_file`] for logs whose sidecar lives where `options` say
+/// ([`SessionOptions::index_dir`]). With [`SessionOptions::index_write`] off the sidecar is
+/// left in place: it no longer matches the repaired log, so no open trusts it.
+pub fn repair_file_with(
+    path: &Path,
+    apply: bool,
+    cwd: &str,
+    options: &SessionOptions,
+) -> Result<Outcome> {
     let mut storage = FileStorage::open(path).map_err(|e| Error::io(path, "open the log", e))?;
     if apply {
         storage
@@ -93,11 +105,14 @@ pub fn repair_file(path: &Path, apply: bool, cwd: &str) -> Result<Outcome> {
             });
         }
         crate::directory::write_file_atomically(path, &plan.content)?;
-        let sidecar = sidecar_path(path);
-        match std::fs::remove_file(&sidecar) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => return Err(Error::io(&sidecar, "delete the index", error)),
+        // Read-only: the sidecar stays; it no longer matches the log, so no open trusts it.
+        if options.index_write {
+            let sidecar = sidecar_for(path, options.index_dir.as_deref());
+            match std::fs::remove_file(&sidecar) {
+                Ok(()) => {}
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => return Err(Error::io(&sidecar, "delete the index", error)),
+            }
         }
         Ok(Outcome {
             plan,

@@ -24,7 +24,7 @@ use crate::format::record::{Record, SEQ_NONE};
 use crate::format::system_message::current_system_message;
 use crate::format::time::format_iso_ms;
 use crate::format::write::{NewEntry, single_line_raw};
-use crate::index::{IndexState, Lag, Store, Verify, sidecar_path};
+use crate::index::{IndexState, Lag, Store, Verify, sidecar_for};
 use crate::line_reads::{self, LineTexts};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
 use crate::tree::{self, PathIds};
@@ -123,12 +123,16 @@ impl Session {
             != 0
             || path.exists();
         let (store, index_state) = if options.use_index && exists {
-            Store::open(
-                &storage,
-                &sidecar_path(path),
-                options.verify,
-                options.rebuild_index,
-            )?
+            let sidecar = sidecar_for(path, options.index_dir.as_deref());
+            if !options.index_write {
+                Store::open_read_only(&storage, &sidecar, options.verify)?
+            } else {
+                if let Some(dir) = &options.index_dir {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| Error::io(dir, "create the index directory", e))?;
+                }
+                Store::open(&storage, &sidecar, options.verify, options.rebuild_index)?
+            }
         } else {
             let mut store = Store::in_memory(path);
             store.catch_up(&storage)?;
@@ -373,6 +377,18 @@ impl Session {
     /// Whether this session writes to a file (false for [`Session::in_memory`]).
     pub fn is_persisted(&self) -> bool {
         self.persistent
+    }
+
+    /// Where this session's sidecar index is (beside the log or in
+    /// [`SessionOptions::index_dir`]), or `None` when no index is used (the log was replayed
+    /// into memory: the index is off, could not be written, or is read-only and missing).
+    pub fn sidecar(&self) -> Option<&Path> {
+        self.store.sidecar()
+    }
+
+    /// Where the sidecar of this session's log goes under its options, used or not.
+    pub(crate) fn sidecar_location(&self) -> PathBuf {
+        sidecar_for(self.log_path(), self.options.index_dir.as_deref())
     }
 
     /// What opening found about the index.

@@ -51,9 +51,16 @@ impl Report {
 /// [`ATTEMPTS_MAX`] times, so a half-written line or an entry one view has and the other has
 /// not is never reported as a problem; a log that keeps growing is an error.
 pub fn verify_log(path: &Path, full: bool) -> Result<Report> {
+    verify_log_with(path, full, &SessionOptions::default())
+}
+
+/// [`verify_log`], opening the index where `options` say ([`SessionOptions::index_dir`]) and
+/// as they allow: with [`SessionOptions::index_write`] off, a missing or damaged index is
+/// reported but not built or rebuilt.
+pub fn verify_log_with(path: &Path, full: bool, options: &SessionOptions) -> Result<Report> {
     let mut len_now = 0;
     for _ in 0..ATTEMPTS_MAX {
-        let report = verify_once(path, full)?;
+        let report = verify_once(path, full, options)?;
         len_now = std::fs::metadata(path)
             .map_err(|e| Error::io(path, "look at the log", e))?
             .len();
@@ -73,14 +80,14 @@ pub fn verify_log(path: &Path, full: bool) -> Result<Report> {
 /// Attempts at verifying a log that grows while it is verified.
 pub const ATTEMPTS_MAX: usize = 3;
 
-fn verify_once(path: &Path, full: bool) -> Result<Report> {
+fn verify_once(path: &Path, full: bool, options: &SessionOptions) -> Result<Report> {
     let mut problems = Problems::default();
     let scan = scan_raw(path, &mut problems)?;
     let replay = Session::open(
         path,
         SessionOptions {
             use_index: false,
-            ..SessionOptions::default()
+            ..options.clone()
         },
     )?;
     check_compactions(&replay, &scan, &mut problems)?;
@@ -88,7 +95,8 @@ fn verify_once(path: &Path, full: bool) -> Result<Report> {
         path,
         SessionOptions {
             verify: if full { Verify::Full } else { Verify::Quick },
-            ..SessionOptions::default()
+            use_index: true,
+            ..options.clone()
         },
     )?;
     compare_index(&indexed, &replay, &scan, &mut problems)?;

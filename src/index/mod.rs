@@ -12,21 +12,13 @@ mod fast_map;
 mod hashing;
 mod id_table;
 mod links;
+mod location;
 mod parallel;
 mod small_tables;
 mod store;
 mod tuning;
 mod writeback;
 
+pub use location::{SIDECAR_SUFFIX, sidecar_for, sidecar_in_dir, sidecar_path};
 pub use store::{IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, Verify};
 pub(crate) use store::{Lag, Store};
-
-/// File name suffix of the sidecar: `session.jsonl` is indexed by `session.jsonl.treelog`.
-pub const SIDECAR_SUFFIX: &str = ".treelog";
-
-/// The sidecar of a log.
-pub fn sidecar_path(log_path: &std::path::Path) -> std::path::PathBuf {
-    let mut name = log_path.as_os_str().to_owned();
-    name.push(SIDECAR_SUFFIX);
-    name.into()
-}

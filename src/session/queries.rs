@@ -327,7 +327,7 @@ impl Session {
             || record.len_bytes as usize > crate::limits::LINE_LEN_MAX
         {
             return Err(Error::Index {
-                path: crate::index::sidecar_path(self.log_path()),
+                path: self.sidecar_location(),
                 reason: format!(
                     "a record names bytes {}..+{} outside the {} indexed bytes of the log",
                     record.offset_bytes,

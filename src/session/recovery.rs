@@ -67,9 +67,14 @@ impl Session {
         if !self.options.use_index || !self.persistent {
             return None;
         }
-        let sidecar = sidecar_path(self.log_path());
-        let (store, state) =
-            Store::open(self.storage.as_ref(), &sidecar, Verify::Quick, true).ok()?;
+        let sidecar = self.sidecar_location();
+        let (store, state) = if self.options.index_write {
+            Store::open(self.storage.as_ref(), &sidecar, Verify::Quick, true).ok()?
+        } else {
+            // Read-only: the damaged sidecar is left as it is; the log is replayed into memory.
+            let reason = format!("{reason}; not rebuilt: index writes are off");
+            Store::replayed(self.storage.as_ref(), reason).ok()?
+        };
         let index_state = match state {
             IndexState::Rebuilt { .. } => IndexState::Rebuilt {
                 reason: reason.to_string(),

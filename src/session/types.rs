@@ -3,6 +3,7 @@
 //! reads the log or the index.
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 
 use serde_json::value::RawValue;
 
@@ -51,6 +52,16 @@ pub struct SessionOptions {
     pub use_index: bool,
     /// Which pi's context rule `build_context` follows (format-spec/log.md §7).
     pub pi_compat: PiCompat,
+    /// Where the sidecar index lives: `None` beside the log (`<log>.treelog`); `Some(dir)` in
+    /// that directory, under a name derived from the log's canonical path
+    /// ([`crate::sidecar_in_dir`]), for session folders that are shared or synced. The
+    /// directory is created when an index is first written there.
+    pub index_dir: Option<PathBuf>,
+    /// Whether the index may be created or written. `false` (read-only) never creates,
+    /// catches up on disk or rebuilds a sidecar: a valid one is read (lines appended after it
+    /// are read from the log into memory), and without one the log is replayed into memory.
+    /// Appends to the log still work.
+    pub index_write: bool,
 }
 
 impl Default for SessionOptions {
@@ -62,6 +73,8 @@ impl Default for SessionOptions {
             rebuild_index: false,
             use_index: true,
             pi_compat: PiCompat::Current,
+            index_dir: None,
+            index_write: true,
         }
     }
 }

@@ -151,6 +151,9 @@ impl Store {
         let tuning = self.parallel;
         // This store stays as it was if the reload fails (its next catch-up tries again).
         let store = match self.sidecar_path.clone() {
+            Some(sidecar) if self.read_only => {
+                Store::open_read_only(storage, &sidecar, Verify::Quick)?.0
+            }
             Some(sidecar) => Store::open(storage, &sidecar, Verify::Quick, false)?.0,
             None => {
                 let mut store = Store::in_memory(storage.path());

@@ -55,6 +55,7 @@ impl Store {
             Lag::Due => self.flush_due(),
         };
         if self.db.is_some()
+            && !self.read_only
             && self.write_failure.is_none()
             && ((pending_bytes > 0 && big_enough) || self.identity_outdated)
         {
@@ -76,6 +77,9 @@ impl Store {
         let Some(sidecar) = self.sidecar_path.clone() else {
             return Ok(());
         };
+        if self.read_only {
+            return Ok(());
+        }
         let identity = storage
             .identity()
             .map_err(|e| Error::io(storage.path(), "look at the log", e))?;
@@ -392,6 +396,9 @@ impl Store {
     pub(super) fn ensure_writer(&mut self) -> Result<()> {
         if let Some(Db::ReadOnly(_)) = &self.db {
             let path = self.sidecar_path.clone().unwrap_or_default();
+            if self.read_only {
+                return Err(index_error(&path, "index writes are off (read-only)"));
+            }
             self.db = Some(Db::Writer(DropGuarded::new(open_database(&path)?)));
         }
         Ok(())

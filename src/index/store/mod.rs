@@ -124,6 +124,10 @@ pub(crate) struct Store {
     identity_outdated: bool,
     /// Why writing the index failed, after which this handle stops trying.
     write_failure: Option<String>,
+    /// Never write the sidecar (`SessionOptions::index_write` off): the lines after the
+    /// committed index live in the overlay only, and nothing flushes it
+    /// ([`Store::open_read_only`]).
+    read_only: bool,
     /// Why indexing a line failed, after which this store neither indexes nor writes anything
     /// (the line may be half applied); the log must be opened again.
     pub(super) apply_failure: Option<String>,
@@ -163,11 +167,18 @@ impl Store {
             scan_buf: Vec::new(),
             identity_outdated: false,
             write_failure: None,
+            read_only: false,
             apply_failure: None,
             parallel: Tuning::default(),
             id_runs: Vec::new(),
             writeback: None,
         }
+    }
+
+    /// The sidecar this store reads (and writes, unless read-only); `None` when the log was
+    /// replayed into memory.
+    pub fn sidecar(&self) -> Option<&Path> {
+        self.sidecar_path.as_deref()
     }
 
     /// Runs a read of the committed tables: a redb panic on a damaged sidecar (found by the

@@ -140,6 +140,68 @@ impl Store {
         Ok((store, state))
     }
 
+    /// Opens the sidecar of `storage`'s log without ever writing it (`SessionOptions::index_write`
+    /// off): a valid index answers, caught up in memory (the lines after it go to the overlay,
+    /// which is never flushed); a missing or doubtful one is neither built nor rebuilt, and the
+    /// log is replayed into memory instead. redb's page integrity check and its repair of an
+    /// interrupted commit need a read-write open, so neither runs here: [`Verify::Full`] still
+    /// re-reads every hash block of the log.
+    pub fn open_read_only(
+        storage: &dyn LogStorage,
+        sidecar_path: &Path,
+        verify: Verify,
+    ) -> Result<(Store, IndexState)> {
+        const NOT_WRITTEN: &str = "index writes are off";
+        let replay = |reason: String| Store::replayed(storage, reason);
+        if !sidecar_path.exists() {
+            return replay(format!("no index yet; {NOT_WRITTEN}"));
+        }
+        let mut store = Store::in_memory(storage.path());
+        store.read_only = true;
+        store.sidecar_path = Some(sidecar_path.to_path_buf());
+        match guarded(sidecar_path, || open_database_read_only(sidecar_path)) {
+            Ok(db) => store.db = Some(db),
+            Err(error) => {
+                return replay(format!(
+                    "the sidecar cannot be opened read-only ({}); {NOT_WRITTEN}",
+                    error_reason(&error)
+                ));
+            }
+        }
+        match guarded(sidecar_path, || store.load_and_check(storage, verify)) {
+            Ok(Ok(())) => {}
+            Ok(Err(Doubt { reason, .. })) | Err(Error::Index { reason, .. }) => {
+                return replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"));
+            }
+            Err(error) => return Err(error),
+        }
+        let before = store.indexed_len_bytes;
+        let seq_before = store.next_seq;
+        let caught_up = store
+            .catch_up_lines(storage)
+            .and_then(|len_bytes| store.index_unterminated_line(storage, len_bytes));
+        match caught_up {
+            Ok(()) if store.indexed_len_bytes == before => Ok((store, IndexState::Fresh)),
+            Ok(()) => {
+                let state = IndexState::CaughtUp {
+                    bytes: store.indexed_len_bytes - before,
+                    lines: store.next_seq - seq_before,
+                };
+                Ok((store, state))
+            }
+            Err(Error::Index { reason, .. }) => {
+                replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"))
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// A store holding the whole log replayed into memory, no sidecar, reported as
+    /// [`IndexState::Unindexed`] for `reason`.
+    pub fn replayed(storage: &dyn LogStorage, reason: String) -> Result<(Store, IndexState)> {
+        Store::in_memory(storage.path()).replay_unindexed(storage, reason)
+    }
+
     /// Replays the whole log into memory when no sidecar can be used.
     fn replay_unindexed(
         mut self,
