@@ -2,6 +2,7 @@
 //! generator's. Everything here is safe to call on any bytes from disk.
 
 pub(crate) mod decode_error;
+pub(crate) mod fields;
 pub mod id_index;
 pub mod ids;
 pub mod js_sort;

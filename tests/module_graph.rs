@@ -1,0 +1,573 @@
+//! The layout rules of ARCHITECTURE.md ("Layout rules"), checked on the source itself: no two
+//! files of `src/` or `tools/src/` import each other in a circle, directly or through others,
+//! and no file holds more than [`NON_TEST_LINES_MAX`] lines outside its `#[cfg(test)]` modules.
+//!
+//! An import is any `crate::`, `super::` or `self::` path, or a path through a module the file
+//! declares (`mod x;` then `x::...`), in a `use` or in the code, outside comments, string
+//! literals and `#[cfg(test)]` modules (tests may reach into the helpers of another file; a
+//! file declared `#[cfg(test)] mod x;` is test code too, and neither counted nor followed). A
+//! path names the file of its longest module prefix: `crate::index::store::Store` is
+//! `src/index/store.rs` (or `src/index/store/mod.rs`), `crate::index::Store` is
+//! `src/index/mod.rs`, which re-exports it. A method defined in an `impl` block of another
+//! file is not an import: only paths are.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The most lines of code (comments and blank lines included) a file may hold outside its
+/// `#[cfg(test)]` modules.
+const NON_TEST_LINES_MAX: usize = 800;
+
+/// One source file of a crate.
+struct SourceFile {
+    /// As printed in failures, relative to the workspace: `src/index/store/mod.rs`.
+    name: String,
+    /// The module the file defines, from the crate root: `["index", "store"]`.
+    module: Vec<String>,
+    text: String,
+}
+
+/// The source text with comments and the contents of string and character literals replaced
+/// by spaces (line breaks kept), so that only code is searched for paths and braces.
+fn code_only(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for byte in &mut out[from..to] {
+            if *byte != b'\n' {
+                *byte = b' ';
+            }
+        }
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        if rest.starts_with(b"//") {
+            let end = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |n| at + n);
+            blank(&mut out, at, end);
+            at = end;
+        } else if rest.starts_with(b"/*") {
+            // Block comments nest in Rust.
+            let mut depth = 0;
+            let mut end = at;
+            while end < bytes.len() {
+                if bytes[end..].starts_with(b"/*") {
+                    depth += 1;
+                    end += 2;
+                } else if bytes[end..].starts_with(b"*/") {
+                    depth -= 1;
+                    end += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    end += 1;
+                }
+            }
+            blank(&mut out, at, end);
+            at = end;
+        } else if let Some(hashes) = raw_string_start(rest) {
+            // r"..", r#".."#, br#".."#: no escapes, ends at the quote and as many #s.
+            let open = rest.iter().position(|&b| b == b'"').unwrap() + 1;
+            let closing: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            let body = at + open;
+            let end = bytes[body..]
+                .windows(closing.len())
+                .position(|w| w == closing.as_slice())
+                .map_or(bytes.len(), |n| body + n + closing.len());
+            blank(&mut out, body, end.saturating_sub(closing.len()).max(body));
+            at = end;
+        } else if rest[0] == b'"' && !preceded_by_ident(bytes, at) || rest.starts_with(b"b\"") {
+            let body = at + if rest[0] == b'"' { 1 } else { 2 };
+            let mut end = body;
+            while end < bytes.len() && bytes[end] != b'"' {
+                end += if bytes[end] == b'\\' { 2 } else { 1 };
+            }
+            blank(&mut out, body, end.min(bytes.len()));
+            at = end + 1;
+        } else if rest[0] == b'\'' {
+            // A character literal ('x', '\n', '\u{..}', '{') or a lifetime ('a).
+            let end = if rest.get(1) == Some(&b'\\') {
+                rest[2..]
+                    .iter()
+                    .position(|&b| b == b'\'')
+                    .map(|n| at + 2 + n + 1)
+            } else {
+                let char_len = std::str::from_utf8(&rest[1..rest.len().min(5)])
+                    .or_else(|e| std::str::from_utf8(&rest[1..1 + e.valid_up_to()]))
+                    .ok()
+                    .and_then(|s| s.chars().next())
+                    .map_or(1, char::len_utf8);
+                (rest.get(1 + char_len) == Some(&b'\'')).then_some(at + 2 + char_len)
+            };
+            match end {
+                Some(end) => {
+                    blank(&mut out, at + 1, end - 1);
+                    at = end;
+                }
+                None => at += 1,
+            }
+        } else {
+            at += 1;
+        }
+    }
+    String::from_utf8(out).expect("only ASCII bytes were replaced, whole")
+}
+
+/// The number of `#`s of a raw string literal starting here, if one does.
+fn raw_string_start(rest: &[u8]) -> Option<usize> {
+    let after_prefix = if rest.starts_with(b"br") {
+        2
+    } else if rest.starts_with(b"r") {
+        1
+    } else {
+        return None;
+    };
+    let hashes = rest[after_prefix..]
+        .iter()
+        .take_while(|&&b| b == b'#')
+        .count();
+    (rest.get(after_prefix + hashes) == Some(&b'"')).then_some(hashes)
+}
+
+fn preceded_by_ident(bytes: &[u8], at: usize) -> bool {
+    at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_')
+}
+
+fn is_ident_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// The byte ranges of the `#[cfg(test)] mod name { .. }` blocks of `code` (from the attribute
+/// to the closing brace).
+fn test_module_spans(code: &str) -> Vec<(usize, usize)> {
+    let bytes = code.as_bytes();
+    let mut spans = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find("#[cfg(test)]") {
+        let start = from + found;
+        let after = start + "#[cfg(test)]".len();
+        let rest = code[after..].trim_start();
+        // Other attributes may sit between the cfg and the module.
+        let mut rest = rest;
+        while rest.starts_with("#[") {
+            rest = rest[rest.find(']').map_or(rest.len(), |n| n + 1)..].trim_start();
+        }
+        let rest_at = code.len() - rest.len();
+        let is_module = rest.starts_with("mod ") || rest.starts_with("pub(crate) mod ");
+        let open = rest.find(['{', ';']).map(|n| rest_at + n);
+        match (is_module, open) {
+            (true, Some(open)) if bytes[open] == b'{' => {
+                let mut depth = 0usize;
+                let mut end = open;
+                for (offset, &byte) in bytes[open..].iter().enumerate() {
+                    match byte {
+                        b'{' => depth += 1,
+                        b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = open + offset + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                spans.push((start, end));
+                from = end;
+            }
+            _ => from = after,
+        }
+    }
+    spans
+}
+
+/// Lines of `text` outside its test modules.
+fn non_test_lines(text: &str) -> usize {
+    let code = code_only(text);
+    let test_lines: usize = test_module_spans(&code)
+        .iter()
+        .map(|&(start, end)| code[start..end].matches('\n').count() + 1)
+        .sum();
+    text.lines().count() - test_lines
+}
+
+/// Expands a `use` tree (`a::{b, c::{d, e as f}}`, `self`, globs) into its paths.
+fn expand_use_tree(tree: &str) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    expand_into(tree, &mut Vec::new(), &mut paths);
+    paths
+}
+
+fn expand_into(tree: &str, prefix: &mut Vec<String>, paths: &mut Vec<Vec<String>>) {
+    let Some(brace) = tree.find('{') else {
+        // `a::b as c`: the path is the first word.
+        let path = tree.split_whitespace().next().unwrap_or("");
+        let mut full = prefix.clone();
+        full.extend(
+            path.split("::")
+                .map(str::trim)
+                .filter(|s| !s.is_empty() && *s != "*" && *s != "self")
+                .map(str::to_owned),
+        );
+        paths.push(full);
+        return;
+    };
+    let head: Vec<String> = tree[..brace]
+        .split("::")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let inner = &tree[brace + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let depth_before = prefix.len();
+    prefix.extend(head);
+    let mut depth = 0;
+    let mut item_start = 0;
+    for (at, c) in inner
+        .char_indices()
+        .chain(std::iter::once((inner.len(), ',')))
+    {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                let item = inner[item_start..at].trim();
+                if !item.is_empty() {
+                    expand_into(item, prefix, paths);
+                }
+                item_start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    prefix.truncate(depth_before);
+}
+
+/// The `mod name;` declarations of a file (its child modules).
+fn declared_modules(code: &str) -> BTreeSet<String> {
+    let mut modules = BTreeSet::new();
+    for line in code.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("pub ").unwrap_or(line);
+        let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+        if let Some(name) = line.strip_prefix("mod ").and_then(|l| l.strip_suffix(';')) {
+            modules.insert(name.trim().to_owned());
+        }
+    }
+    modules
+}
+
+/// Every path of the non-test code of `file`, relative as written (`["super", "store", "Store"]`).
+fn written_paths(file: &SourceFile) -> Vec<Vec<String>> {
+    let mut code = code_only(&file.text);
+    for (start, end) in test_module_spans(&code).into_iter().rev() {
+        code.replace_range(start..end, "");
+    }
+    let children = declared_modules(&code);
+    let mut paths = Vec::new();
+    // `use` trees first, blanked out so that their prefixes are not read again below.
+    let mut rest = code.clone();
+    let mut search_from = 0;
+    while let Some(found) = rest[search_from..].find("use ") {
+        let at = search_from + found;
+        if preceded_by_ident(rest.as_bytes(), at) {
+            search_from = at + 4;
+            continue;
+        }
+        let end = rest[at..].find(';').map_or(rest.len(), |n| at + n);
+        paths.extend(expand_use_tree(&rest[at + 4..end]));
+        rest.replace_range(at..end, &" ".repeat(end - at));
+        search_from = end;
+    }
+    // Paths written in the code: `crate::a::b`, `super::x`, `child::f`.
+    let bytes = rest.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if !is_ident_byte(bytes[at]) || preceded_by_ident(bytes, at) || preceded_by_path(bytes, at)
+        {
+            at += 1;
+            continue;
+        }
+        let mut segments = Vec::new();
+        let mut end = at;
+        loop {
+            let word_end = end
+                + bytes[end..]
+                    .iter()
+                    .take_while(|&&b| is_ident_byte(b))
+                    .count();
+            if word_end == end {
+                break;
+            }
+            segments.push(rest[end..word_end].to_owned());
+            end = word_end;
+            if bytes[end..].starts_with(b"::") {
+                end += 2;
+            } else {
+                break;
+            }
+        }
+        let first = segments[0].as_str();
+        if segments.len() > 1
+            && (matches!(first, "crate" | "super" | "self") || children.contains(first))
+        {
+            paths.push(segments);
+        }
+        at = end.max(at + 1);
+    }
+    paths
+        .into_iter()
+        .filter(|path| {
+            path.first().is_some_and(|first| {
+                matches!(first.as_str(), "crate" | "super" | "self") || children.contains(first)
+            })
+        })
+        .collect()
+}
+
+fn preceded_by_path(bytes: &[u8], at: usize) -> bool {
+    at >= 2 && &bytes[at - 2..at] == b"::"
+}
+
+/// The source files of the crate whose root file is `root` (`src/lib.rs`, `tools/src/main.rs`).
+fn crate_files(workspace: &Path, root: &str) -> Vec<SourceFile> {
+    let src = workspace.join(Path::new(root).parent().unwrap());
+    let mut files = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(&src).unwrap();
+                let mut module: Vec<String> = relative
+                    .with_extension("")
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                if relative == Path::new(root).file_name().map(PathBuf::from).unwrap()
+                    || module.last().is_some_and(|m| m == "mod")
+                {
+                    module.pop();
+                }
+                files.push(SourceFile {
+                    name: path.strip_prefix(workspace).unwrap().display().to_string(),
+                    module,
+                    text: std::fs::read_to_string(&path).unwrap(),
+                });
+            }
+        }
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    // A file declared `#[cfg(test)] mod x;` is test code, as a test module written inline.
+    let test_only: BTreeSet<Vec<String>> = files
+        .iter()
+        .flat_map(|file| {
+            test_module_declarations(&code_only(&file.text))
+                .into_iter()
+                .map(|name| file.module.iter().cloned().chain([name]).collect())
+        })
+        .collect();
+    files.retain(|file| !test_only.contains(&file.module));
+    files
+}
+
+/// The names of the modules `code` declares as files under `#[cfg(test)]` (`mod tests;`).
+fn test_module_declarations(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut lines = code.lines().map(str::trim).peekable();
+    while let Some(line) = lines.next() {
+        if line != "#[cfg(test)]" {
+            continue;
+        }
+        let Some(next) = lines.peek() else { break };
+        let declaration = next.rsplit_once("mod ").map(|(_, rest)| rest);
+        if let Some(name) = declaration.and_then(|rest| rest.strip_suffix(';')) {
+            names.push(name.trim().to_owned());
+        }
+    }
+    names
+}
+
+/// The file each file imports from, by index into `files`.
+fn import_graph(files: &[SourceFile]) -> Vec<BTreeSet<usize>> {
+    let by_module: BTreeMap<&[String], usize> = files
+        .iter()
+        .enumerate()
+        .map(|(index, file)| (file.module.as_slice(), index))
+        .collect();
+    files
+        .iter()
+        .enumerate()
+        .map(|(index, file)| {
+            let mut imports = BTreeSet::new();
+            for path in written_paths(file) {
+                let mut absolute: Vec<String> = file.module.clone();
+                let mut segments = path.as_slice();
+                match segments[0].as_str() {
+                    "crate" => {
+                        absolute.clear();
+                        segments = &segments[1..];
+                    }
+                    "self" => segments = &segments[1..],
+                    "super" => {
+                        while segments.first().is_some_and(|s| s == "super") {
+                            absolute.pop();
+                            segments = &segments[1..];
+                        }
+                    }
+                    _ => {}
+                }
+                absolute.extend(segments.iter().cloned());
+                let target = (0..=absolute.len())
+                    .rev()
+                    .find_map(|len| by_module.get(&absolute[..len]).copied());
+                if let Some(target) = target
+                    && target != index
+                {
+                    imports.insert(target);
+                }
+            }
+            imports
+        })
+        .collect()
+}
+
+/// The import circles of the graph: each strongly connected set of more than one file, as one
+/// cycle through some of its files (`a -> b -> a`).
+fn circles(files: &[SourceFile], graph: &[BTreeSet<usize>]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut reported: BTreeSet<usize> = BTreeSet::new();
+    for start in 0..files.len() {
+        if reported.contains(&start) {
+            continue;
+        }
+        // Breadth-first from `start` to find the shortest way back to it.
+        let mut came_from: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut back = None;
+        'search: while let Some(at) = queue.pop_front() {
+            for &next in &graph[at] {
+                if next == start {
+                    back = Some(at);
+                    break 'search;
+                }
+                if let std::collections::btree_map::Entry::Vacant(e) = came_from.entry(next) {
+                    e.insert(at);
+                    queue.push_back(next);
+                }
+            }
+        }
+        if let Some(mut at) = back {
+            let mut cycle = vec![start];
+            while at != start {
+                cycle.push(at);
+                at = came_from[&at];
+            }
+            cycle.reverse();
+            cycle.rotate_right(1);
+            reported.extend(cycle.iter().copied());
+            let mut names: Vec<&str> = cycle.iter().map(|&i| files[i].name.as_str()).collect();
+            names.push(&files[start].name);
+            found.push(names.join(" -> "));
+        }
+    }
+    found
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+const CRATE_ROOTS: [&str; 2] = ["src/lib.rs", "tools/src/main.rs"];
+
+/// No file of the library or the CLI imports, directly or through others, a file that imports
+/// it back.
+#[test]
+fn no_import_circles() {
+    let mut failures = Vec::new();
+    for root in CRATE_ROOTS {
+        let files = crate_files(&workspace(), root);
+        assert!(files.len() > 5, "{root}: found only {} files", files.len());
+        failures.extend(circles(&files, &import_graph(&files)));
+    }
+    assert!(
+        failures.is_empty(),
+        "import circles (ARCHITECTURE.md, Layout rules):\n{}",
+        failures.join("\n")
+    );
+}
+
+/// No file of the library or the CLI holds more than 800 lines outside its test modules.
+#[test]
+fn no_file_over_the_line_limit() {
+    let mut failures = Vec::new();
+    for root in CRATE_ROOTS {
+        for file in crate_files(&workspace(), root) {
+            let lines = non_test_lines(&file.text);
+            if lines > NON_TEST_LINES_MAX {
+                failures.push(format!("{}: {lines} non-test lines", file.name));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "files over {NON_TEST_LINES_MAX} non-test lines (ARCHITECTURE.md, Layout rules):\n{}",
+        failures.join("\n")
+    );
+}
+
+/// The checks above find what they look for: a circle written in two files, paths in `use`
+/// trees and in code, comments and strings ignored, test modules not counted.
+#[test]
+fn the_checks_see_circles_and_test_modules() {
+    let file = |name: &str, module: &[&str], text: &str| SourceFile {
+        name: name.to_owned(),
+        module: module.iter().map(|s| s.to_string()).collect(),
+        text: text.to_owned(),
+    };
+    let files = [
+        file("src/lib.rs", &[], "mod a;\nmod b;\nmod c;\n"),
+        file(
+            "src/a.rs",
+            &["a"],
+            "use crate::{b::{One, Two as Three}, x};\n// crate::c::f\nfn f() { let s = \"crate::c\"; }\n",
+        ),
+        file(
+            "src/b.rs",
+            &["b"],
+            "fn g() { crate::c::h(); }\n#[cfg(test)]\nmod tests {\n    use crate::a::f;\n}\n",
+        ),
+        file(
+            "src/c.rs",
+            &["c"],
+            "fn h() { let c = '{'; super::a::f() }\n",
+        ),
+    ];
+    let graph = import_graph(&files);
+    assert_eq!(
+        graph[1],
+        BTreeSet::from([0, 2]),
+        "a imports b (and x from the root)"
+    );
+    assert_eq!(
+        graph[2],
+        BTreeSet::from([3]),
+        "b imports c; its tests' import of a is not one"
+    );
+    assert_eq!(graph[3], BTreeSet::from([1]), "c imports a");
+    assert_eq!(
+        circles(&files, &graph),
+        ["src/a.rs -> src/b.rs -> src/c.rs -> src/a.rs"]
+    );
+    assert_eq!(non_test_lines(&files[2].text), 1);
+    assert_eq!(non_test_lines(&files[3].text), 1);
+}
