@@ -241,6 +241,19 @@ impl Session {
         self.answering(|session| session.store().stored_bytes())
     }
 
+    /// The size of the sidecar file on disk (its tables' bytes, [`Session::index_stored_bytes`],
+    /// plus redb's free pages and headers); `None` when this session uses no sidecar.
+    pub fn index_file_bytes(&self) -> Result<Option<u64>> {
+        let Some(path) = self.store().sidecar_path() else {
+            return Ok(None);
+        };
+        match std::fs::metadata(path) {
+            Ok(metadata) => Ok(Some(metadata.len())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(Error::io(path, "look at the index", error)),
+        }
+    }
+
     /// The number of entries (the header and opaque records excluded): pi's
     /// `getEntryCount()`, without reading them.
     pub fn entry_count(&self) -> Result<u64> {

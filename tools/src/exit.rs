@@ -76,6 +76,14 @@ impl CliError {
         }
     }
 
+    /// The file the error concerns, where it names one outside a message.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            CliError::Io { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
     /// The exit code for this outcome.
     pub fn exit_code(&self) -> u8 {
         match self {

@@ -8,28 +8,55 @@ use crate::exit::CliError;
 /// Directory levels searched below a named directory.
 const DIRECTORY_DEPTH_MAX: usize = 32;
 
-/// The logs named by `paths`, each with its size, in a stable order (directories sorted by
-/// name), and the paths that could not be read. Sidecar indexes are skipped.
-pub fn collect_logs(paths: &[PathBuf]) -> (Vec<(PathBuf, u64)>, Vec<CliError>) {
-    let mut logs = Vec::new();
-    let mut errors = Vec::new();
-    for path in paths {
-        match std::fs::metadata(path) {
-            Ok(metadata) if metadata.is_dir() => walk(path, 0, &mut logs, &mut errors),
-            // A shell glob names the sidecars too: they are not logs, so they are skipped.
-            Ok(_) if is_sidecar(path) => {}
-            Ok(metadata) => logs.push((path.clone(), metadata.len())),
-            Err(error) => errors.push(CliError::io(path, "open", error)),
-        }
-    }
-    (logs, errors)
+/// One log found on the command line, or a path that could not be read.
+pub type Found = Result<Log, CliError>;
+
+/// A log to work on and its size.
+pub struct Log {
+    pub path: PathBuf,
+    pub bytes: u64,
 }
 
-fn walk(dir: &Path, depth: usize, logs: &mut Vec<(PathBuf, u64)>, errors: &mut Vec<CliError>) {
+/// The logs named by `paths` and the paths that could not be read, in argument order (a
+/// directory's logs sorted by name, where the directory was named), so that a command reports
+/// them in the order the user gave them. Sidecar indexes are skipped.
+pub fn collect_logs(paths: &[PathBuf]) -> Vec<Found> {
+    let mut found = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(metadata) if metadata.is_dir() => walk(path, 0, &mut found),
+            // A shell glob names the sidecars too: they are not logs, so they are skipped.
+            Ok(_) if is_sidecar(path) => {}
+            Ok(metadata) => found.push(Ok(Log {
+                path: path.clone(),
+                bytes: metadata.len(),
+            })),
+            Err(error) => found.push(Err(CliError::io(path, "open", error))),
+        }
+    }
+    found
+}
+
+/// The sum of the sizes of the logs found.
+pub fn total_bytes(found: &[Found]) -> u64 {
+    found.iter().flatten().map(|log| log.bytes).sum()
+}
+
+/// The line that says a search found nothing: `no sessions found under DIR` (several
+/// paths are joined by commas).
+pub fn nothing_found(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    format!("no sessions found under {}", names.join(", "))
+}
+
+fn walk(dir: &Path, depth: usize, found: &mut Vec<Found>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) => {
-            errors.push(CliError::io(dir, "list the directory", error));
+            found.push(Err(CliError::io(dir, "list the directory", error)));
             return;
         }
     };
@@ -43,13 +70,16 @@ fn walk(dir: &Path, depth: usize, logs: &mut Vec<(PathBuf, u64)>, errors: &mut V
         };
         if file_type.is_dir() {
             if depth < DIRECTORY_DEPTH_MAX {
-                walk(&path, depth + 1, logs, errors);
+                walk(&path, depth + 1, found);
             }
         } else if path.extension().is_some_and(|ext| ext == "jsonl")
             && let Ok(metadata) = std::fs::metadata(&path)
             && metadata.is_file()
         {
-            logs.push((path, metadata.len()));
+            found.push(Ok(Log {
+                path,
+                bytes: metadata.len(),
+            }));
         }
     }
 }

@@ -4,6 +4,7 @@
 mod commands;
 mod exit;
 mod files;
+mod index_state;
 mod out;
 mod parallel;
 mod preview;

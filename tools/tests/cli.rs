@@ -504,7 +504,10 @@ fn verify_reports_lines() {
     let path = write_lines(dir.path(), "bad.jsonl", &lines);
     let output = treelog(&["verify", arg(&path), "--json"], "");
     assert_exit(&output, 1);
-    let problems = json_lines(&stdout(&output));
+    let mut problems = json_lines(&stdout(&output));
+    // The last line is the summary.
+    let summary = problems.pop().expect("a summary line");
+    assert_eq!(summary["summary"]["problems"], 3);
     let found: Vec<(String, u64)> = problems
         .iter()
         .map(|p| {
@@ -868,7 +871,8 @@ fn verify_directory_in_order() {
         .collect();
     assert_eq!(order, vec!["a.jsonl", "b.jsonl", "c.jsonl"], "{text}");
     assert!(text.contains("b.jsonl:4: not valid JSON"), "{text}");
-    assert!(text.contains("1 with problems"), "{text}");
+    let summary = stderr(&output);
+    assert!(summary.contains("1 with problems"), "{summary}");
 }
 
 /// Without sessions yet, pi's default directory is simply empty; a named missing one is an

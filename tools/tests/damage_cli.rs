@@ -104,6 +104,7 @@ fn info_without_index(stdout: &str) -> Value {
     if let Some(object) = info.as_object_mut() {
         object.remove("index");
         object.remove("indexStoredBytes");
+        object.remove("indexFileBytes");
         // The copies lie in other directories.
         object.remove("path");
     }

@@ -197,6 +197,12 @@ impl Store {
         }
     }
 
+    /// The sidecar file this store reads and writes; `None` when it uses none (in memory, or
+    /// unindexed because the sidecar could not be used).
+    pub(crate) fn sidecar_path(&self) -> Option<&Path> {
+        self.sidecar_path.as_deref()
+    }
+
     pub(crate) fn read_error(&self, error: impl std::fmt::Display) -> Error {
         index_error(
             self.sidecar_path.as_deref().unwrap_or(&self.log_path),

@@ -425,7 +425,10 @@ fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
         if !matches!(session.index_state(), treelog::IndexState::CaughtUp { .. }) {
             return Err(CliError::input(
                 copy.display().to_string(),
-                format!("expected a catch-up, got {:?}", session.index_state()),
+                format!(
+                    "expected a catch-up, got {}",
+                    crate::index_state::human_detail(session.index_state())
+                ),
             ));
         }
     }

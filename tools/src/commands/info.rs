@@ -3,21 +3,28 @@
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
-use treelog::{IndexState, Session};
+use treelog::Session;
 
 use crate::exit::CliError;
+use crate::index_state;
 use crate::out::Out;
 
 /// Show a session's header, counts, sizes and index state.
 ///
-/// Shows the header, leaf, name, entry counts by type, sizes (log, indexed prefix, torn tail)
-/// and the state of its index as this open found it (fresh, caught up, rebuilt or unindexed,
-/// and why).
+/// Shows the header, leaf, name, entry counts by type, sizes (log, indexed prefix, torn tail),
+/// the state of its index as this open found it (fresh, caught up, rebuilt or unindexed, and
+/// why) and the index's size: the bytes its tables hold and the size of the sidecar file
+/// (which also holds redb's free pages).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The session log (.jsonl).
     pub file: PathBuf,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text: {"path", "header" (the header line's object;
+    /// null for an empty log), "leafId", "sessionName", "entryCount", "countsByType" (entry
+    /// type -> count), "opaqueCount", "logBytes", "indexedBytes", "tornTailBytes",
+    /// "headerRecovered", "index" {"state" (fresh, caughtUp, rebuilt, unindexed), "reason",
+    /// "bytes", "lines"}, "indexStoredBytes" (the tables' bytes), "indexFileBytes" (the
+    /// sidecar file's size; null without one)}, and "empty": true for an empty log.
     #[arg(long)]
     pub json: bool,
 }
@@ -36,19 +43,9 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     if args.json {
         out.line(&info.to_string())
     } else {
-        print_human(&args.file, &info, out)
+        let state = index_state::human_detail(session.index_state());
+        print_human(&args.file, &info, &state, out)
     }
-}
-
-/// The `{"state","reason","bytes","lines"}` object for an index state.
-pub fn index_state_json(state: &IndexState) -> Value {
-    let (name, reason, bytes, lines) = match state {
-        IndexState::Fresh => ("fresh", None, None, None),
-        IndexState::CaughtUp { bytes, lines } => ("caughtUp", None, Some(*bytes), Some(*lines)),
-        IndexState::Rebuilt { reason, .. } => ("rebuilt", Some(reason.as_str()), None, None),
-        IndexState::Unindexed { reason } => ("unindexed", Some(reason.as_str()), None, None),
-    };
-    json!({"state": name, "reason": reason, "bytes": bytes, "lines": lines})
 }
 
 /// The header line as a JSON object (as a string if it somehow is not one).
@@ -75,12 +72,18 @@ fn collect(session: &mut Session) -> Result<Value, CliError> {
         "indexedBytes": stats.indexed_len_bytes,
         "tornTailBytes": stats.torn_tail_bytes,
         "headerRecovered": session.header().recovered,
-        "index": index_state_json(session.index_state()),
+        "index": index_state::to_json(session.index_state()),
         "indexStoredBytes": session.index_stored_bytes()?,
+        "indexFileBytes": session.index_file_bytes()?,
     }))
 }
 
-fn print_human(file: &std::path::Path, info: &Value, out: &mut Out) -> Result<(), CliError> {
+fn print_human(
+    file: &std::path::Path,
+    info: &Value,
+    index_state: &str,
+    out: &mut Out,
+) -> Result<(), CliError> {
     let text = |value: &Value| match value {
         Value::Null => "-".to_string(),
         Value::String(text) => text.clone(),
@@ -135,20 +138,13 @@ fn print_human(file: &std::path::Path, info: &Value, out: &mut Out) -> Result<()
         "ok"
     };
     out.line(&format!("header:      {header_state}"))?;
-    let index = &info["index"];
-    let state = match index["state"].as_str().unwrap_or("?") {
-        "fresh" => "fresh (covered the whole log)".to_string(),
-        "caughtUp" => format!(
-            "caught up ({} bytes, {} lines read after the indexed prefix)",
-            text(&index["bytes"]),
-            text(&index["lines"])
-        ),
-        "rebuilt" => format!("rebuilt: {}", text(&index["reason"])),
-        other => format!("{other}: {}", text(&index["reason"])),
+    out.line(&format!("index:       {index_state}"))?;
+    let file_bytes = match info["indexFileBytes"].as_u64() {
+        Some(bytes) => format!("the sidecar file holds {bytes} bytes"),
+        None => "no sidecar file".into(),
     };
-    out.line(&format!("index:       {state}"))?;
     out.line(&format!(
-        "index size:  {} bytes",
+        "index size:  {} bytes in its tables; {file_bytes}",
         text(&info["indexStoredBytes"])
     ))
 }

@@ -6,6 +6,8 @@ use serde_json::json;
 use treelog::listing::{default_sessions_dir, session_files, session_info, sort_newest_first};
 
 use crate::exit::{CliError, print_error};
+use crate::files::nothing_found;
+use crate::index_state;
 use crate::out::Out;
 use crate::parallel::for_each_ordered;
 use crate::preview;
@@ -18,6 +20,8 @@ use crate::preview;
 /// index (built on first use): id, cwd, name, parent session, created (header timestamp),
 /// modified (timestamp of the last entry), message count (every branch) and the first user
 /// message, as pi's SessionManager.list() reports them. Several sessions are read at once.
+/// A summary line ends the run on stderr (`N session(s) under DIR`, or `no sessions found
+/// under DIR`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The directory to look in.
@@ -25,8 +29,10 @@ pub struct Args {
     /// Only sessions whose header names this working directory.
     #[arg(long, value_name = "CWD")]
     pub cwd: Option<String>,
-    /// One JSON object per session: {"path","id","cwd","name","parentSession","created",
-    /// "modified","messageCount","firstMessage"}.
+    /// One JSON object per session: {"path", "id", "cwd", "name", "parentSession",
+    /// "created", "modified", "messageCount", "firstMessage", "index" {"state" (fresh,
+    /// caughtUp, rebuilt, unindexed), "reason", "bytes", "lines"}: what reading the session
+    /// found of its sidecar index, as in `info --json`}.
     #[arg(long)]
     pub json: bool,
 }
@@ -43,6 +49,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     };
     // pi's directory not existing yet just means no sessions; a named one must exist.
     if !explicit && !dir.exists() {
+        print_error(&nothing_found(std::slice::from_ref(&dir)));
         return Ok(());
     }
     let files = session_files(&dir)?;
@@ -99,7 +106,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 "modified": session.modified,
                 "messageCount": session.message_count,
                 "firstMessage": session.first_message,
-                "index": crate::commands::info::index_state_json(&session.index_state),
+                "index": index_state::to_json(&session.index_state),
             });
             out.line(&line.to_string())?;
         } else {
@@ -115,6 +122,21 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 session.path.display()
             ))?;
         }
+    }
+    out.flush()?;
+    if sessions.is_empty() && failed.is_empty() {
+        print_error(&nothing_found(std::slice::from_ref(&dir)));
+    } else {
+        let matching = match &args.cwd {
+            Some(cwd) => format!(" ({} with cwd {cwd})", sessions.len()),
+            None => String::new(),
+        };
+        print_error(&format!(
+            "listed {} session(s) under {}{matching}, {} could not be read",
+            files.len() - failed.len(),
+            dir.display(),
+            failed.len()
+        ));
     }
     if !failed.is_empty() {
         return Err(CliError::SomeFailed {

@@ -8,7 +8,8 @@ use serde_json::json;
 use treelog::{IndexState, SessionOptions};
 
 use crate::exit::{CliError, print_error};
-use crate::files::collect_logs;
+use crate::files::{collect_logs, nothing_found, total_bytes};
+use crate::index_state;
 use crate::out::Out;
 use crate::parallel::for_each_ordered;
 use crate::progress;
@@ -18,9 +19,10 @@ use crate::progress;
 /// Opens each log (files as given, directories searched recursively for *.jsonl), which
 /// checks its sidecar index and catches it up or rebuilds it as needed, then reads the whole
 /// index and checks every value in it, rebuilding an index found damaged; --force rebuilds
-/// every index. Several files are done at once (one per core). A progress bar is shown on a
-/// terminal. Ends with a summary: how many indexes were fresh, caught up, rebuilt (and why)
-/// or failed. Exit 2 if any file failed.
+/// every index. Several files are done at once (one per core); results come in the order of
+/// the files. A progress bar is shown on a terminal. Ends with a summary line on stderr: how
+/// many indexes were fresh, caught up, rebuilt (and why) or failed (`no sessions found under
+/// DIR` when there were none). Exit 2 if any file failed.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Log files, or directories to search for *.jsonl.
@@ -29,7 +31,11 @@ pub struct Args {
     /// Rebuild every index from its log even if it looks valid.
     #[arg(long)]
     pub force: bool,
-    /// One JSON line per file {"path","state","reason","bytes","entries"}, then a summary line.
+    /// One JSON line per file, in the order of the files: {"path", "state" (fresh, caughtUp,
+    /// rebuilt, unindexed, or failed), "reason" (why rebuilt, unindexed or failed; else null),
+    /// "bytes" (the log's size), "entries"}; then a last line {"summary": {"files", "fresh",
+    /// "caughtUp", "rebuilt", "rebuiltReasons" (reason -> count), "unindexed", "failed",
+    /// "bytes", "seconds"}}.
     #[arg(long)]
     pub json: bool,
 }
@@ -54,34 +60,48 @@ struct Tally {
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let started = Instant::now();
-    let (logs, errors) = collect_logs(&args.paths);
+    let found = collect_logs(&args.paths);
     let mut tally = Tally::default();
-    for error in &errors {
-        tally.failed += 1;
-        report_failure(error, None, args.json, out)?;
-    }
-    let total_bytes = logs.iter().map(|(_, bytes)| bytes).sum();
-    let bar = progress::bytes(total_bytes);
+    let bar = progress::bytes(total_bytes(&found));
+    let file_count = found.len();
     let mut done = 0;
     let outcome = for_each_ordered(
-        &logs,
-        |(path, _)| reindex_one(path, args.force),
-        |(path, bytes), outcome| {
+        &found,
+        |found| {
+            found
+                .as_ref()
+                .ok()
+                .map(|log| reindex_one(&log.path, args.force))
+        },
+        |found, outcome| {
             done += 1;
-            bar.inc(*bytes);
-            bar.set_message(format!("{done}/{} files", logs.len()));
-            tally.bytes += bytes;
+            bar.set_message(format!("{done}/{file_count} files"));
+            let log = match found {
+                Ok(log) => log,
+                Err(error) => {
+                    tally.failed += 1;
+                    return bar.suspend(|| report_failure(error, None, args.json, out));
+                }
+            };
+            bar.inc(log.bytes);
+            tally.bytes += log.bytes;
             let result = FileResult {
-                path: path.clone(),
-                bytes: *bytes,
-                outcome,
+                path: log.path.clone(),
+                bytes: log.bytes,
+                outcome: outcome.expect("every log found is reindexed"),
             };
             bar.suspend(|| print_result(&result, &mut tally, args.json, out))
         },
     );
     bar.finish_and_clear();
     outcome?;
-    print_summary(&tally, started.elapsed().as_secs_f64(), args.json, out)?;
+    print_summary(
+        &tally,
+        &args.paths,
+        started.elapsed().as_secs_f64(),
+        args.json,
+        out,
+    )?;
     if tally.failed > 0 {
         return Err(CliError::SomeFailed {
             count: tally.failed,
@@ -119,29 +139,20 @@ fn print_result(
             return report_failure(error, Some(result), json, out);
         }
     };
-    let (name, reason) = match state {
-        IndexState::Fresh => {
-            tally.fresh += 1;
-            ("fresh", None)
-        }
-        IndexState::CaughtUp { .. } => {
-            tally.caught_up += 1;
-            ("caughtUp", None)
-        }
+    match state {
+        IndexState::Fresh => tally.fresh += 1,
+        IndexState::CaughtUp { .. } => tally.caught_up += 1,
         IndexState::Rebuilt { reason, .. } => {
             tally.rebuilt += 1;
             *tally.reasons.entry(reason.clone()).or_default() += 1;
-            ("rebuilt", Some(reason.as_str()))
         }
-        IndexState::Unindexed { reason } => {
-            tally.unindexed += 1;
-            ("unindexed", Some(reason.as_str()))
-        }
-    };
+        IndexState::Unindexed { .. } => tally.unindexed += 1,
+    }
+    let reason = index_state::reason(state);
     if json {
         let line = json!({
             "path": result.path.display().to_string(),
-            "state": name,
+            "state": index_state::json_name(state),
             "reason": reason,
             "bytes": result.bytes,
             "entries": entries,
@@ -150,8 +161,9 @@ fn print_result(
     } else {
         let detail = reason.map_or(String::new(), |reason| format!(" ({reason})"));
         out.line(&format!(
-            "{}: {name}{detail}, {entries} entries, {}",
+            "{}: {}{detail}, {entries} entries, {}",
             result.path.display(),
+            index_state::human_name(state),
             progress::human_bytes(result.bytes)
         ))
     }
@@ -183,7 +195,14 @@ fn report_failure(
     out.line(&line.to_string())
 }
 
-fn print_summary(tally: &Tally, seconds: f64, json: bool, out: &mut Out) -> Result<(), CliError> {
+/// The last word: a JSON line with --json, and always one line on stderr.
+fn print_summary(
+    tally: &Tally,
+    paths: &[PathBuf],
+    seconds: f64,
+    json: bool,
+    out: &mut Out,
+) -> Result<(), CliError> {
     let files = tally.fresh + tally.caught_up + tally.rebuilt + tally.unindexed + tally.failed;
     if json {
         let line = json!({"summary": {
@@ -197,7 +216,12 @@ fn print_summary(tally: &Tally, seconds: f64, json: bool, out: &mut Out) -> Resu
             "bytes": tally.bytes,
             "seconds": seconds,
         }});
-        return out.line(&line.to_string());
+        out.line(&line.to_string())?;
+    }
+    out.flush()?;
+    if files == 0 {
+        print_error(&nothing_found(paths));
+        return Ok(());
     }
     let reasons: Vec<String> = tally
         .reasons
@@ -214,12 +238,13 @@ fn print_summary(tally: &Tally, seconds: f64, json: bool, out: &mut Out) -> Resu
     } else {
         String::new()
     };
-    out.line(&format!(
-        "{files} file(s), {} in {seconds:.2} s ({}/s): {} fresh, {} caught up, {rebuilt}{unindexed}, {} failed",
+    print_error(&format!(
+        "reindexed {files} file(s), {} in {seconds:.2} s ({}/s): {} fresh, {} caught up, {rebuilt}{unindexed}, {} failed",
         progress::human_bytes(tally.bytes),
         progress::human_bytes((tally.bytes as f64 / seconds.max(1e-9)) as u64),
         tally.fresh,
         tally.caught_up,
         tally.failed
-    ))
+    ));
+    Ok(())
 }

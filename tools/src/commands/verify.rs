@@ -1,12 +1,13 @@
 //! `treelog verify`: reports what is wrong with logs and their indexes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use treelog::verify::{Report, verify_log};
 
 use crate::exit::{CliError, print_error};
-use crate::files::collect_logs;
+use crate::files::{collect_logs, nothing_found, total_bytes};
+use crate::index_state;
 use crate::out::Out;
 use crate::parallel::for_each_ordered;
 use crate::progress;
@@ -23,7 +24,8 @@ use crate::progress;
 /// `treelog: FILE:LINE: what is wrong (byte OFFSET)`.
 ///
 /// Several logs are checked at once (one per core); reports come in the order of the files.
-/// Exit codes: 0 clean, 1 problems found, 2 a file could not be checked.
+/// A summary line ends the run on stderr (`verified N file(s): ...`, or `no sessions found
+/// under DIR`). Exit codes: 0 clean, 1 problems found, 2 a file could not be checked.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Log files, or directories to search for *.jsonl.
@@ -32,68 +34,134 @@ pub struct Args {
     /// Also re-hash the whole log against the index's block hashes when opening it.
     #[arg(long)]
     pub full: bool,
-    /// One JSON object per problem: {"path","line","offset","kind","message"}.
+    /// One JSON line per problem {"path", "line", "offset", "kind", "message"}, and per file
+    /// that could not be checked {"path", "kind": "failed", "message"}, in the order of the
+    /// files; then always a last line {"summary": {"files", "clean", "withProblems",
+    /// "problems", "failed", "bytes"}}.
     #[arg(long)]
     pub json: bool,
 }
 
+/// What the run found, for the summary.
+#[derive(Default)]
+struct Tally {
+    files: u64,
+    clean: u64,
+    with_problems: u64,
+    problems: u64,
+    failed: u64,
+    bytes: u64,
+}
+
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
-    let (logs, errors) = collect_logs(&args.paths);
-    let mut failed = errors.len() as u64;
-    for error in &errors {
-        print_error(error);
-    }
-    let bar = progress::bytes(logs.iter().map(|(_, bytes)| bytes).sum());
-    let mut problem_count = 0u64;
-    let mut files_with_problems = 0u64;
+    let found = collect_logs(&args.paths);
+    let bar = progress::bytes(total_bytes(&found));
+    let mut tally = Tally::default();
     let outcome = for_each_ordered(
-        &logs,
-        |(path, _)| verify_log(path, args.full),
-        |(path, bytes), report| {
-            bar.inc(*bytes);
-            bar.suspend(|| match &report {
-                Ok(report) => print_report(path, report, args.json, out),
+        &found,
+        |found| {
+            found
+                .as_ref()
+                .ok()
+                .map(|log| verify_log(&log.path, args.full))
+        },
+        |found, report| {
+            tally.files += 1;
+            let log = match found {
+                Ok(log) => log,
                 Err(error) => {
-                    print_error(error);
-                    Ok(())
+                    tally.failed += 1;
+                    return bar.suspend(|| report_failure(error.path(), error, args.json, out));
                 }
-            })?;
-            match report {
-                Ok(report) if !report.is_clean() => {
-                    files_with_problems += 1;
-                    problem_count += report.problems.len() as u64;
+            };
+            let report = report.expect("every log found is verified");
+            bar.inc(log.bytes);
+            tally.bytes += log.bytes;
+            match &report {
+                Ok(report) if report.is_clean() => tally.clean += 1,
+                Ok(report) => {
+                    tally.with_problems += 1;
+                    tally.problems += report.problems.len() as u64;
                 }
-                Ok(_) => {}
-                Err(_) => failed += 1,
+                Err(_) => tally.failed += 1,
             }
-            Ok(())
+            bar.suspend(|| match &report {
+                Ok(report) => print_report(&log.path, report, args.json, out),
+                Err(error) => report_failure(Some(&log.path), error, args.json, out),
+            })
         },
     );
     bar.finish_and_clear();
     outcome?;
-    if !args.json && logs.len() > 1 {
-        out.line(&format!(
-            "verified {} file(s): {files_with_problems} with problems ({problem_count} in all), {failed} could not be checked",
-            logs.len()
-        ))?;
+    print_summary(&tally, &args.paths, args.json, out)?;
+    if tally.failed > 0 {
+        return Err(CliError::SomeFailed {
+            count: tally.failed,
+        });
     }
-    if failed > 0 {
-        return Err(CliError::SomeFailed { count: failed });
-    }
-    if problem_count > 0 {
+    if tally.problems > 0 {
         return Err(CliError::ProblemsFound {
-            count: problem_count,
+            count: tally.problems,
         });
     }
     Ok(())
 }
 
-fn print_report(
-    path: &std::path::Path,
-    report: &Report,
+/// A file that could not be checked: a line on stderr, or a JSON line with --json.
+fn report_failure(
+    path: Option<&Path>,
+    error: &dyn std::fmt::Display,
     json: bool,
     out: &mut Out,
 ) -> Result<(), CliError> {
+    if !json {
+        print_error(&error);
+        return Ok(());
+    }
+    let line = json!({
+        "path": path.map(|path| path.display().to_string()),
+        "kind": "failed",
+        "message": error.to_string(),
+    });
+    out.line(&line.to_string())
+}
+
+/// The last word: a JSON line with --json, and always one line on stderr.
+fn print_summary(
+    tally: &Tally,
+    paths: &[PathBuf],
+    json: bool,
+    out: &mut Out,
+) -> Result<(), CliError> {
+    if json {
+        let line = json!({"summary": {
+            "files": tally.files,
+            "clean": tally.clean,
+            "withProblems": tally.with_problems,
+            "problems": tally.problems,
+            "failed": tally.failed,
+            "bytes": tally.bytes,
+        }});
+        out.line(&line.to_string())?;
+    }
+    out.flush()?;
+    if tally.files == 0 {
+        print_error(&nothing_found(paths));
+    } else {
+        print_error(&format!(
+            "verified {} file(s), {}: {} clean, {} with problems ({} problem(s) in all), {} could not be checked",
+            tally.files,
+            progress::human_bytes(tally.bytes),
+            tally.clean,
+            tally.with_problems,
+            tally.problems,
+            tally.failed
+        ));
+    }
+    Ok(())
+}
+
+fn print_report(path: &Path, report: &Report, json: bool, out: &mut Out) -> Result<(), CliError> {
     for problem in &report.problems {
         if json {
             let line = json!({
@@ -122,9 +190,7 @@ fn print_report(
             report.line_count,
             report.entry_count,
             progress::human_bytes(report.log_len_bytes),
-            super::info::index_state_json(&report.index_state)["state"]
-                .as_str()
-                .unwrap_or("?")
+            index_state::human_name(&report.index_state)
         ))?;
     }
     Ok(())
