@@ -13,10 +13,11 @@ mod synth;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
-    append, bench, context, demo, export, generate, info, list, path, reindex, repair, tree, verify,
+    append, bench, completions, context, demo, export, generate, info, list, man, path, reindex,
+    repair, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -48,6 +49,8 @@ enum Command {
     Repair(repair::Args),
     Demo(demo::Args),
     Bench(bench::Args),
+    Completions(completions::Args),
+    Man(man::Args),
     #[command(hide = true)]
     BenchProbe(bench::ProbeArgs),
 }
@@ -83,6 +86,8 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Repair(args) => repair::run(args, out),
         Command::Demo(args) => demo::run(args, out),
         Command::Bench(args) => bench::run(args, out),
+        Command::Completions(args) => completions::run(args, Cli::command(), out),
+        Command::Man(args) => man::run(args, Cli::command(), out),
         Command::BenchProbe(args) => bench::run_probe(args, out),
     }
 }

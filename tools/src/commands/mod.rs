@@ -3,12 +3,14 @@
 
 pub mod append;
 pub mod bench;
+pub mod completions;
 pub mod context;
 pub mod demo;
 pub mod export;
 pub mod generate;
 pub mod info;
 pub mod list;
+pub mod man;
 pub mod path;
 pub mod reindex;
 pub mod repair;
