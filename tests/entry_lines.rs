@@ -1,8 +1,8 @@
-//! `Session::entry_lines`: every entry line in file order as one JSON array, read in one pass
-//! over the log. It must equal what a replay of the log (no index) yields entry by entry, on
-//! pi's transcripts and on logs with opaque lines, blank lines, invalid UTF-8 and a torn tail;
-//! and a line that no longer matches its record is damage: the index is rebuilt and the answer
-//! is the replay's.
+//! `Session::entry_lines` (and `entry_lines_jsonl`): every entry line in file order as one JSON
+//! array (or as JSONL), read in one pass over the log. It must equal what a replay of the log
+//! (no index) yields entry by entry, on pi's transcripts and on logs with opaque lines, blank
+//! lines, invalid UTF-8 and a torn tail; and a line that no longer matches its record is
+//! damage: the index is rebuilt and the answer is the replay's.
 
 mod common;
 
@@ -10,15 +10,27 @@ use std::path::{Path, PathBuf};
 
 use treelog::{IndexState, Session, SessionOptions};
 
-/// The replay's answer: the index-free session's entries, joined as a JSON array.
-fn replayed_array(path: &Path) -> String {
+/// The replay's entry lines: the index-free session's entries, in file order.
+fn replayed_lines(path: &Path) -> Vec<String> {
     let session = Session::open(path, common::no_index()).expect("index-free open");
-    let lines: Vec<String> = session
+    session
         .entries()
         .expect("entries")
         .map(|entry| entry.expect("entry").json)
-        .collect();
-    format!("[{}]", lines.join(","))
+        .collect()
+}
+
+/// The replay's answer as a JSON array.
+fn replayed_array(path: &Path) -> String {
+    format!("[{}]", replayed_lines(path).join(","))
+}
+
+/// The replay's answer as JSONL.
+fn replayed_jsonl(path: &Path) -> String {
+    replayed_lines(path)
+        .iter()
+        .map(|line| format!("{line}\n"))
+        .collect()
 }
 
 fn bundled(name: &str) -> PathBuf {
@@ -86,6 +98,8 @@ fn bundled_transcripts_equal_the_replay() {
         assert_eq!(session.index_state(), &IndexState::Fresh, "{name}");
         let got = session.entry_lines().expect("entry_lines");
         assert_eq!(got, expected, "{name}");
+        let jsonl = session.entry_lines_jsonl().expect("entry_lines_jsonl");
+        assert_eq!(jsonl, replayed_jsonl(&path), "{name}");
         let parsed: serde_json::Value = serde_json::from_str(&got).expect("a JSON array");
         assert_eq!(
             parsed.as_array().map(Vec::len),
@@ -110,6 +124,8 @@ fn edge_layouts_equal_the_replay() {
             expected,
             "{name}"
         );
+        let jsonl = session.entry_lines_jsonl().expect("entry_lines_jsonl");
+        assert_eq!(jsonl, replayed_jsonl(&path), "{name}");
         let memory = Session::open_storage(
             Box::new(treelog::storage::MemoryStorage::new(&path, log)),
             SessionOptions::default(),

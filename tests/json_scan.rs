@@ -313,3 +313,51 @@ fn pinned_lines() {
         check_agreement(text);
     }
 }
+
+/// The items `array_items` cuts from `text`, or `None` where it finds no valid array.
+fn our_items(text: &str) -> Option<Vec<String>> {
+    json_scan::array_items(text)
+        .ok()
+        .map(|items| items.into_iter().map(str::to_string).collect())
+}
+
+/// serde_json's raw items of `text` read as an array.
+fn serde_items(text: &str) -> Option<Vec<String>> {
+    serde_json::from_str::<Vec<&serde_json::value::RawValue>>(text)
+        .ok()
+        .map(|items| items.iter().map(|item| item.get().to_string()).collect())
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 1000, ..Config::default() })]
+
+    /// `array_items` cuts an array into the raw items serde_json finds, and refuses what
+    /// serde_json refuses as an array.
+    #[test]
+    fn array_items_agree_with_serde(items in prop::collection::vec(value(), 0..6), gap in space()) {
+        let text = format!("{gap}[{gap}{}{gap}]{gap}", items.join(&format!("{gap},{gap}")));
+        prop_assert_eq!(our_items(&text), serde_items(&text));
+        let middle = text.len() / 2;
+        if text.is_char_boundary(middle) {
+            prop_assert_eq!(our_items(&text[..middle]), serde_items(&text[..middle]));
+        }
+    }
+}
+
+/// Arrays `array_items` must refuse or accept as serde_json does.
+#[test]
+fn pinned_arrays() {
+    for text in [
+        "[]",
+        " [ ] ",
+        "[1,]",
+        "[,1]",
+        "[1 2]",
+        "{}",
+        "[\"a]\",{\"b\":[1]}]",
+        "[1]x",
+        "[null, true ,\"\\u00e9\"]",
+    ] {
+        assert_eq!(our_items(text), serde_items(text), "{text}");
+    }
+}

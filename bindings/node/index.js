@@ -114,6 +114,20 @@ const optionalJson = (value) => (value === undefined ? null : (JSON.stringify(va
 
 // ---- reading session files without a manager ----
 
+/** The entries of JSONL text whose every line is an entry (the native half's `entriesJsonl`),
+ * parsed line by line: in V8 that costs less than one JSON.parse of an array of them. */
+function parseEntryLines(text) {
+  const entries = [];
+  let start = 0;
+  let newline = text.indexOf("\n");
+  while (newline !== -1) {
+    entries.push(JSON.parse(text.slice(start, newline)));
+    start = newline + 1;
+    newline = text.indexOf("\n", start);
+  }
+  return entries;
+}
+
 function parseLine(line) {
   if (!line.trim()) return null;
   try {
@@ -151,7 +165,9 @@ export function loadEntriesFromFile(filePath) {
     return [];
   }
   if (session.headerRecovered()) return [];
-  return [JSON.parse(session.headerJson()), ...JSON.parse(session.entriesJson())];
+  const entries = parseEntryLines(session.entriesJsonl());
+  entries.unshift(JSON.parse(session.headerJson()));
+  return entries;
 }
 
 /** The header of a session file: its first JSON line, when that is a header; else null. */
@@ -587,7 +603,7 @@ export class SessionManager {
   getEntries() {
     const count = this.#native.entryCount();
     if (this.#entries === null || this.#entries.length !== count) {
-      this.#entries = JSON.parse(this.#native.entriesJson());
+      this.#entries = parseEntryLines(this.#native.entriesJsonl());
     }
     return this.#entries.slice();
   }

@@ -135,8 +135,8 @@ function lazyAllMessagesText(info, filePath) {
 
 function allMessagesTextOf(filePath) {
   try {
-    const summary = JSON.parse(native.summarizeSessionTexts(filePath));
-    if (summary !== null && typeof summary.allMessagesText === "string") return summary.allMessagesText;
+    const text = native.summarizeSessionTexts(filePath);
+    if (typeof text === "string") return text;
     // Irregular now (the file changed since it was listed): pi's own loop.
     return infoFromText(filePath, readFileSync(filePath, "utf8"))?.allMessagesText ?? "";
   } catch {

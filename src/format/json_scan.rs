@@ -238,6 +238,39 @@ impl Nesting {
     }
 }
 
+/// The raw items of `text`, one JSON array with optional whitespace around it, in order;
+/// `Invalid` when it is not one (validity as in [`scan`]).
+pub fn array_items(text: &str) -> Result<Vec<&str>, Invalid> {
+    let bytes = text.as_bytes();
+    let mut at = skip_whitespace(bytes, 0);
+    if bytes.get(at) != Some(&b'[') {
+        return Err(Invalid);
+    }
+    at = skip_whitespace(bytes, at + 1);
+    let mut items = Vec::new();
+    if bytes.get(at) == Some(&b']') {
+        at += 1;
+    } else {
+        loop {
+            let end = skip_value(bytes, at)?;
+            items.push(&text[at..end]);
+            at = skip_whitespace(bytes, end);
+            match bytes.get(at) {
+                Some(b',') => at = skip_whitespace(bytes, at + 1),
+                Some(b']') => {
+                    at += 1;
+                    break;
+                }
+                _ => return Err(Invalid),
+            }
+        }
+    }
+    if skip_whitespace(bytes, at) != bytes.len() {
+        return Err(Invalid);
+    }
+    Ok(items)
+}
+
 /// The index just after the value that starts at `at` (no whitespace before it).
 fn skip_value(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
     let mut nesting = Nesting::default();

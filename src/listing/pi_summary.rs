@@ -254,7 +254,10 @@ fn content_text(raw: &str, wanted: bool) -> std::result::Result<String, Summary>
     }
     let mut parts: Vec<String> = Vec::new();
     let mut any_text = false;
-    for block in array_items(raw) {
+    let Ok(blocks) = json_scan::array_items(raw) else {
+        return Err(Summary::Irregular("a content array that does not scan"));
+    };
+    for block in blocks {
         if block == "null" {
             return Err(Summary::Irregular("a null content block"));
         }
@@ -300,41 +303,6 @@ fn non_empty_marker(text: &str) -> String {
     } else {
         " ".into()
     }
-}
-
-/// The raw items of a JSON array that json_scan found valid.
-fn array_items(raw: &str) -> Vec<&str> {
-    let bytes = raw.as_bytes();
-    let mut items = Vec::new();
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut start = 1;
-    for (at, &byte) in bytes.iter().enumerate().skip(1) {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' if depth > 0 => depth -= 1,
-            b',' | b']' if depth == 0 => {
-                let item = raw[start..at].trim_matches(JSON_WHITESPACE);
-                if !item.is_empty() {
-                    items.push(item);
-                }
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    items
 }
 
 const JSON_WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
@@ -390,4 +358,199 @@ pub fn summarize_file(path: &Path, texts: Texts) -> Result<Summary> {
         }
     }
     Ok(builder.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str =
+        r#"{"type":"session","id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    fn summarize(text: &str, texts: Texts) -> Summary {
+        let mut builder = SummaryBuilder::new(texts);
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        if text.ends_with('\n') {
+            lines.pop();
+        }
+        for line in lines {
+            builder.line(line.as_bytes());
+        }
+        builder.finish()
+    }
+
+    fn user(content: &str, time: &str) -> String {
+        format!(
+            r#"{{"type":"message","message":{{"role":"user","content":{content},"timestamp":{time}}}}}"#
+        )
+    }
+
+    /// (what, log, message count, name, latest activity, first user text, all texts)
+    type Case = (
+        &'static str,
+        String,
+        u64,
+        Option<&'static str>,
+        Option<f64>,
+        Option<&'static str>,
+        &'static str,
+    );
+
+    /// Each log gives what pi's loop computes for it: (what, log, message count, name, latest
+    /// activity, first user text, all texts).
+    #[test]
+    fn sessions_pi_lists() {
+        let cases: Vec<Case> = vec![
+            (
+                "header only",
+                format!("{HEADER}\n"),
+                0,
+                None,
+                None,
+                None,
+                "",
+            ),
+            (
+                "blank, invalid and falsy lines before the header are skipped",
+                format!(
+                    "\n \nnot json\n0\n-0.0\nnull\nfalse\n\"\"\n{HEADER}\n{}\n",
+                    user("\"hi\"", "5")
+                ),
+                1,
+                None,
+                Some(5.0),
+                Some("hi"),
+                "hi",
+            ),
+            (
+                "a raw U+2028 cuts a line in two, neither parses",
+                format!(
+                    "{HEADER}\n{}\n{}\n",
+                    user("\"a\u{2028}b\"", "5"),
+                    user("\"c\"", "7")
+                ),
+                1,
+                None,
+                Some(7.0),
+                Some("c"),
+                "c",
+            ),
+            (
+                "a lone carriage return cuts a line; CRLF ends one",
+                format!(
+                    "{HEADER}\r\n{}\r{}\r\n",
+                    user("\"a\"", "9"),
+                    user("\"b\"", "3")
+                ),
+                2,
+                None,
+                Some(9.0),
+                Some("a"),
+                "a b",
+            ),
+            (
+                "names are trimmed as JavaScript trims (U+FEFF too), blank clears",
+                format!("{HEADER}\n{{\"type\":\"session_info\",\"name\":\"\u{feff} n \"}}\n"),
+                0,
+                Some("n"),
+                None,
+                None,
+                "",
+            ),
+            (
+                "text blocks join with spaces, two empty ones are a text",
+                format!(
+                    "{HEADER}\n{}\n",
+                    user(
+                        r#"[{"type":"text","text":""},{"type":"image"},{"type":"text"}]"#,
+                        "1"
+                    )
+                ),
+                1,
+                None,
+                Some(1.0),
+                Some(" "),
+                " ",
+            ),
+            (
+                "tool results count as messages but give no text or time",
+                format!(
+                    "{HEADER}\n{{\"type\":\"message\",\"message\":{{\"role\":\"toolResult\",\"content\":\"x\"}}}}\n"
+                ),
+                1,
+                None,
+                None,
+                None,
+                "",
+            ),
+        ];
+        for (what, log, count, name, last, first, all) in cases {
+            let Summary::Session(summary) = summarize(&log, Texts::Collect) else {
+                panic!("{what}: not listed");
+            };
+            assert_eq!(summary.message_count, count, "{what}");
+            assert_eq!(summary.name.as_deref(), name, "{what}");
+            assert_eq!(summary.last_activity_ms, last, "{what}");
+            assert_eq!(summary.first_user_text.as_deref(), first, "{what}");
+            assert_eq!(summary.all_texts.as_deref(), Some(all), "{what}");
+            let Summary::Session(eager) = summarize(&log, Texts::Skip) else {
+                panic!("{what}: not listed without texts");
+            };
+            assert_eq!(eager.all_texts, None, "{what}");
+            assert_eq!(eager.first_user_text, summary.first_user_text, "{what}");
+        }
+    }
+
+    /// Logs pi does not list, and logs its loop would throw on or read with JavaScript's dates.
+    #[test]
+    fn sessions_pi_does_not_list_or_reads_itself() {
+        let cases = [
+            (
+                "an entry before the header",
+                format!("{}\n{HEADER}\n", user("\"x\"", "1")),
+                "not",
+            ),
+            ("a truthy non-object first", format!("1\n{HEADER}\n"), "not"),
+            ("empty", String::new(), "not"),
+            (
+                "a name that is a number",
+                format!("{HEADER}\n{{\"type\":\"session_info\",\"name\":5}}\n"),
+                "irregular",
+            ),
+            (
+                "a message entry without a message",
+                format!("{HEADER}\n{{\"type\":\"message\"}}\n"),
+                "irregular",
+            ),
+            (
+                "no message time",
+                format!(
+                    "{HEADER}\n{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"x\"}}}}\n"
+                ),
+                "irregular",
+            ),
+            (
+                "a content object",
+                format!("{HEADER}\n{}\n", user("{}", "1")),
+                "irregular",
+            ),
+            (
+                "a null block",
+                format!("{HEADER}\n{}\n", user("[null]", "1")),
+                "irregular",
+            ),
+            (
+                "a text that is a number",
+                format!("{HEADER}\n{}\n", user(r#"[{"type":"text","text":5}]"#, "1")),
+                "irregular",
+            ),
+        ];
+        for (what, log, expected) in cases {
+            let got = summarize(&log, Texts::Skip);
+            match expected {
+                "not" => assert_eq!(got, Summary::NotASession, "{what}"),
+                _ => assert!(matches!(got, Summary::Irregular(_)), "{what}: {got:?}"),
+            }
+        }
+    }
 }

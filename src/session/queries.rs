@@ -181,11 +181,23 @@ impl Session {
     /// that wants every entry (pi's `getEntries()`) pays one read of the log, not one per
     /// entry.
     pub fn entry_lines(&self) -> Result<String> {
+        self.entry_lines_as(crate::entry_lines::EntryLinesLayout::Array)
+    }
+
+    /// [`Session::entry_lines`] as JSONL, each line ending in `\n` (empty without entries): for
+    /// a reader that parses line by line (in V8, 100k lines parsed one by one cost less than
+    /// one array of them), or a copy of the entries into another log.
+    pub fn entry_lines_jsonl(&self) -> Result<String> {
+        self.entry_lines_as(crate::entry_lines::EntryLinesLayout::Lines)
+    }
+
+    fn entry_lines_as(&self, layout: crate::entry_lines::EntryLinesLayout) -> Result<String> {
         self.answering(|session| {
-            crate::entry_lines::entry_lines_array(
+            crate::entry_lines::entry_lines(
                 session.storage.as_ref(),
                 session.store(),
                 session.log_path(),
+                layout,
             )
         })
     }

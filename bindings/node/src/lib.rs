@@ -256,24 +256,12 @@ impl NativeSession {
         self.query(|session| Ok(session.entry_count()? as f64))
     }
 
-    /// Every entry in file order, as one JSON array: one sequential read of the log, each
-    /// line checked against the index (`Session::entry_lines`).
-    #[napi]
-    pub fn entries_json(&mut self) -> Result<String> {
-        self.query(|session| session.entry_lines())
-    }
-
-    /// Every entry line in file order, each ending in `\n` (a fork's copy).
+    /// Every entry line in file order, each ending in `\n`: one sequential read of the log,
+    /// each line checked against the index (`Session::entry_lines_jsonl`). JS parses it line by
+    /// line (`getEntries`, `loadEntriesFromFile`) or copies it (a fork).
     #[napi]
     pub fn entries_jsonl(&mut self) -> Result<String> {
-        self.query(|session| {
-            let mut out = String::new();
-            for entry in session.entries()? {
-                out.push_str(&entry?.json);
-                out.push('\n');
-            }
-            Ok(out)
-        })
+        self.query(|session| session.entry_lines_jsonl())
     }
 
     /// Whether `id` is on the handle's branch (the leaf or one of its ancestors).

@@ -62,10 +62,16 @@ pub fn summarize_session(path: String) -> AsyncTask<Summarize> {
     })
 }
 
-/// `path`'s summary with every user and assistant text (`allMessagesText`), now: what a
-/// listing entry's lazy `allMessagesText` reads the first time it is asked for.
+/// Every user and assistant text of `path`, joined as pi's `allMessagesText` is, now: what a
+/// listing entry's lazy `allMessagesText` reads the first time it is asked for. `null` when the
+/// file is no longer a session this reads as pi does (the JS side then runs pi's own loop).
 #[napi]
-pub fn summarize_session_texts(path: String) -> String {
-    std::panic::catch_unwind(|| summary_json(&path, Texts::Collect))
-        .unwrap_or_else(|_| "null".into())
+pub fn summarize_session_texts(path: String) -> Option<String> {
+    std::panic::catch_unwind(
+        || match summarize_file(std::path::Path::new(&path), Texts::Collect) {
+            Ok(Summary::Session(summary)) => summary.all_texts,
+            _ => None,
+        },
+    )
+    .unwrap_or(None)
 }
