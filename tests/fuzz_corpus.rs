@@ -40,6 +40,9 @@ fn replay(target: &str, check: fn(&[u8])) {
             let message = LAST_PANIC
                 .with(|last| last.borrow_mut().take())
                 .unwrap_or_default();
+            // The default hook again: under the quiet one this panic, and with it the failing
+            // input and its message, would never be printed.
+            drop(std::panic::take_hook());
             panic!(
                 "{target}: input {} fails its check: {message}",
                 file.display()
