@@ -9,6 +9,7 @@ mod out;
 mod parallel;
 mod preview;
 mod progress;
+mod sidecars;
 mod synth;
 
 use std::process::ExitCode;
@@ -32,6 +33,8 @@ use crate::out::Out;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    index: sidecars::IndexArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Err(error) => return exit::finish_parse(error),
     };
     exit::quiet_panics();
+    sidecars::choose(cli.index);
     let mut out = Out::new();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         run(cli.command, &mut out).and_then(|()| out.flush())

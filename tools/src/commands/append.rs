@@ -76,7 +76,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             ConflictPolicy::Fail => OnConflict::Fail,
             ConflictPolicy::Follow => OnConflict::FollowTip,
         },
-        ..SessionOptions::default()
+        ..crate::sidecars::options()
     };
     if let Ok(metadata) = std::fs::metadata(&args.file)
         && !metadata.is_file()

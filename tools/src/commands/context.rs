@@ -58,7 +58,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             Compat::Current => PiCompat::Current,
             Compat::V0_73 => PiCompat::V0_73,
         },
-        ..SessionOptions::default()
+        ..crate::sidecars::options()
     };
     let session = super::open_session(&args.file, options)?;
     let leaf = args.leaf.as_deref();

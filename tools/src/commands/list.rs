@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use treelog::listing::{default_sessions_dir, session_files, session_info, sort_newest_first};
+use treelog::listing::{default_sessions_dir, session_files, session_info_with, sort_newest_first};
 
 use crate::exit::{CliError, print_error};
 use crate::files::nothing_found;
@@ -57,7 +57,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let mut failed = Vec::new();
     for_each_ordered(
         &files,
-        |path| session_info(path),
+        |path| session_info_with(path, &crate::sidecars::options()),
         |path, info| {
             match info {
                 Ok(info) => {

@@ -94,7 +94,10 @@ impl Drop for Opened {
 /// damaged the sidecar), or an older treelog wrote it (the rebuild costs time the user should
 /// be able to explain). Returns whether it printed.
 pub fn notice_rebuild(session: &Session) -> bool {
-    let sidecar = treelog::sidecar_path(session.log_path());
+    let sidecar = session.sidecar().map_or_else(
+        || treelog::sidecar_path(session.log_path()),
+        Path::to_path_buf,
+    );
     match session.index_state() {
         treelog::IndexState::Rebuilt {
             reason,
@@ -117,10 +120,11 @@ pub fn notice_rebuild(session: &Session) -> bool {
     }
 }
 
-/// Opens an existing log with the default options (index used and updated), for a command
+/// Opens an existing log with the run's options (index used and updated, where
+/// `--index-dir` and `--no-index-write` say), for a command
 /// that reads it as a session ([`open_session`]).
 pub fn open_default(path: &Path) -> Result<Opened, CliError> {
-    open_session(path, SessionOptions::default())
+    open_session(path, crate::sidecars::options())
 }
 
 /// What a log holds, as the commands that read it as a session see it.

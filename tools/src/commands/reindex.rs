@@ -113,7 +113,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
 fn reindex_one(path: &std::path::Path, force: bool) -> Result<(IndexState, u64), CliError> {
     let options = SessionOptions {
         rebuild_index: force,
-        ..SessionOptions::default()
+        ..crate::sidecars::options()
     };
     let mut session = super::open_existing(path, options)?;
     // A quick open reads little of the index: the rest is read and checked here, so that

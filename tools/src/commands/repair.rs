@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use treelog::repair::repair_file;
+use treelog::repair::repair_file_with;
 
 use crate::exit::CliError;
 use crate::out::Out;
@@ -43,7 +43,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             .map(|dir| dir.display().to_string())
             .unwrap_or_default(),
     };
-    let outcome = repair_file(&args.file, args.apply, &cwd)?;
+    let outcome = repair_file_with(&args.file, args.apply, &cwd, &crate::sidecars::options())?;
     let plan = &outcome.plan;
     if plan.is_empty() {
         return out.line(&format!("{}: nothing to repair", args.file.display()));

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use treelog::verify::{Report, verify_log};
+use treelog::verify::{Report, verify_log_with};
 
 use crate::exit::{CliError, print_error};
 use crate::files::{collect_logs, nothing_found, total_bytes};
@@ -63,7 +63,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             found
                 .as_ref()
                 .ok()
-                .map(|log| verify_log(&log.path, args.full))
+                .map(|log| verify_log_with(&log.path, args.full, &crate::sidecars::options()))
         },
         |found, report| {
             tally.files += 1;

@@ -124,7 +124,7 @@ pub fn generate(
                 path,
                 SessionOptions {
                     durability: Durability::None,
-                    ..SessionOptions::default()
+                    ..crate::sidecars::options()
                 },
             )?)
         }

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use treelog::{NewEntry, Session, SessionOptions};
+use treelog::{NewEntry, Session};
 
 use crate::exit::CliError;
 
@@ -78,7 +78,7 @@ impl Sink for BulkSink<'_> {
             .map_err(|e| CliError::io(path, "write the log", e.into_error()))?;
         // One open indexes the whole file.
         let started = Instant::now();
-        let session = Session::open(path, SessionOptions::default())?;
+        let session = Session::open(path, crate::sidecars::options())?;
         session.close()?;
         Ok(started.elapsed())
     }

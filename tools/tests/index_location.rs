@@ -1,0 +1,188 @@
+//! The CLI's choice of where sidecars live: with `--no-index-write` no command writes anything
+//! beside the logs or in the index directory; with `--index-dir DIR` (or `TREELOG_INDEX_DIR`,
+//! which the flag overrides) the session folder is left untouched and the indexes go to DIR.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+
+/// Runs `treelog ARGS` with `TREELOG_INDEX_DIR` set to `env_index_dir` or removed.
+fn treelog(args: &[&str], env_index_dir: Option<&Path>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_treelog"));
+    command.args(args).env_remove("TREELOG_INDEX_DIR");
+    if let Some(dir) = env_index_dir {
+        command.env("TREELOG_INDEX_DIR", dir);
+    }
+    command.output().expect("run treelog")
+}
+
+fn run_ok(args: &[&str], env_index_dir: Option<&Path>) -> String {
+    let output = treelog(args, env_index_dir);
+    assert!(
+        output.status.success(),
+        "treelog {args:?} failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Every file under `dir` with its bytes (empty when `dir` does not exist).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            files.extend(snapshot(&path));
+        } else {
+            files.insert(path.clone(), std::fs::read(&path).expect("read"));
+        }
+    }
+    files
+}
+
+/// A session folder holding two transcripts pi wrote, without sidecars.
+fn session_folder() -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
+    let root = tempfile::tempdir().expect("temp dir");
+    let sessions = root.path().join("sessions");
+    std::fs::create_dir_all(&sessions).expect("mkdir");
+    let logs: Vec<PathBuf> = ["pi16-demo.jsonl", "pi-sample-200.jsonl"]
+        .iter()
+        .map(|name| {
+            let log = sessions.join(name);
+            std::fs::copy(Path::new(DATA).join(name), &log).expect("copy");
+            log
+        })
+        .collect();
+    (root, sessions, logs)
+}
+
+/// The reading commands, on the folder and on one log.
+fn reading_commands<'a>(folder: &'a str, log: &'a str) -> Vec<Vec<&'a str>> {
+    vec![
+        vec!["list", folder],
+        vec!["list", folder, "--json"],
+        vec!["info", log],
+        vec!["info", log, "--json"],
+        vec!["context", log],
+        vec!["path", log],
+        vec!["tree", log],
+        vec!["export", log],
+        vec!["verify", folder],
+        vec!["verify", log, "--full"],
+    ]
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+/// `--no-index-write`: none of the reading commands writes a byte, beside the logs or in the
+/// index directory (which is not even created), with or without `--index-dir`; an append
+/// changes the log and nothing else.
+#[test]
+fn no_index_write_writes_nothing() {
+    let (root, sessions, logs) = session_folder();
+    let index_dir = root.path().join("index");
+    let before = snapshot(root.path());
+    for extra in [vec![], vec!["--index-dir", text(&index_dir)]] {
+        for command in reading_commands(text(&sessions), text(&logs[0])) {
+            let args = [command.clone(), vec!["--no-index-write"], extra.clone()].concat();
+            run_ok(&args, None);
+            assert_eq!(snapshot(root.path()), before, "treelog {args:?} wrote");
+        }
+    }
+    assert!(!index_dir.exists());
+
+    let mut append = Command::new(env!("CARGO_BIN_EXE_treelog"))
+        .args(["append", text(&logs[0]), "--no-index-write"])
+        .env_remove("TREELOG_INDEX_DIR")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    use std::io::Write;
+    append
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"{\"role\":\"user\",\"content\":\"one more\",\"timestamp\":1}\n")
+        .expect("write");
+    assert!(append.wait().expect("wait").success());
+    let after = snapshot(root.path());
+    assert_eq!(
+        after.keys().collect::<Vec<_>>(),
+        before.keys().collect::<Vec<_>>()
+    );
+    assert!(after[&logs[0]].len() > before[&logs[0]].len());
+    assert_eq!(after[&logs[1]], before[&logs[1]]);
+}
+
+/// `--index-dir DIR`: the session folder stays as it was (the reading commands, and
+/// `reindex`), the sidecars are in DIR, and the next open finds them fresh.
+#[test]
+fn index_dir_leaves_the_session_folder_untouched() {
+    let (root, sessions, logs) = session_folder();
+    let index_dir = root.path().join("index");
+    let before = snapshot(&sessions);
+    for command in reading_commands(text(&sessions), text(&logs[0])) {
+        let args = [command, vec!["--index-dir", text(&index_dir)]].concat();
+        run_ok(&args, None);
+        assert_eq!(
+            snapshot(&sessions),
+            before,
+            "treelog {args:?} wrote beside the logs"
+        );
+    }
+    run_ok(
+        &["reindex", text(&sessions), "--index-dir", text(&index_dir)],
+        None,
+    );
+    assert_eq!(snapshot(&sessions), before);
+    let sidecars: Vec<PathBuf> = snapshot(&index_dir).into_keys().collect();
+    assert_eq!(sidecars.len(), 2, "one sidecar per log: {sidecars:?}");
+    for log in &logs {
+        let name = log.file_name().unwrap().to_str().unwrap();
+        assert!(
+            sidecars.iter().any(|sidecar| {
+                let sidecar = sidecar.file_name().unwrap().to_str().unwrap();
+                sidecar.starts_with(&format!("{name}-")) && sidecar.ends_with(".treelog")
+            }),
+            "no sidecar for {name} in {sidecars:?}"
+        );
+    }
+    let info = run_ok(
+        &[
+            "info",
+            text(&logs[0]),
+            "--json",
+            "--index-dir",
+            text(&index_dir),
+        ],
+        None,
+    );
+    let info: serde_json::Value = serde_json::from_str(&info).expect("JSON");
+    assert_eq!(info["index"]["state"], "fresh", "{info}");
+}
+
+/// `TREELOG_INDEX_DIR` works as `--index-dir` does, and the flag wins over it.
+#[test]
+fn environment_variable_and_flag() {
+    let (root, sessions, logs) = session_folder();
+    let (from_env, from_flag) = (root.path().join("env"), root.path().join("flag"));
+    let before = snapshot(&sessions);
+    run_ok(&["info", text(&logs[1])], Some(&from_env));
+    assert_eq!(snapshot(&from_env).len(), 1);
+    run_ok(
+        &["info", text(&logs[0]), "--index-dir", text(&from_flag)],
+        Some(&from_env),
+    );
+    assert_eq!(snapshot(&from_flag).len(), 1, "the flag wins");
+    assert_eq!(snapshot(&from_env).len(), 1);
+    assert_eq!(snapshot(&sessions), before);
+}
