@@ -27,6 +27,8 @@ mod line_reads;
 pub mod listing;
 pub mod repair;
 mod scan;
+#[cfg(feature = "search")]
+pub mod search;
 mod session;
 pub mod storage;
 mod tree;

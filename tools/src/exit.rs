@@ -4,7 +4,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success (also when stdout was closed early, e.g. by `head`) |
-//! | 1 | problems found (`verify`), or an append conflict (`append --on-conflict fail`) |
+//! | 1 | problems found (`verify`), an append conflict (`append --on-conflict fail`), no hit (`search`) |
 //! | 2 | usage error, unreadable input, I/O error: the command could not run |
 
 use std::fmt;
@@ -23,7 +23,7 @@ pub const EXIT_FAILURE: u8 = 2;
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success (also when stdout is closed early, e.g. `treelog tree FILE | head -1`)
-  1  problems found (verify), or a conflict (append --on-conflict fail)
+  1  problems found (verify), a conflict (append --on-conflict fail), or no hit (search)
   2  usage error, invalid input, or an I/O error: the command could not run
 
 Errors are printed to stderr as `treelog: FILE:LINE: what is wrong`.";
@@ -49,6 +49,10 @@ pub enum CliError {
     SomeFailed { count: u64 },
     /// Standard output was closed by its reader: not an error, the command just stops.
     StdoutClosed,
+    /// `search` found no entry (exit 1, as grep's).
+    NoMatch,
+    /// `search` could not run: a bad query, an unreadable path, an index it could not use.
+    Search(treelog::search::SearchError),
 }
 
 impl CliError {
@@ -88,13 +92,14 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Library(treelog::Error::Conflict { .. }) => EXIT_PROBLEMS,
-            CliError::ProblemsFound { .. } => EXIT_PROBLEMS,
+            CliError::ProblemsFound { .. } | CliError::NoMatch => EXIT_PROBLEMS,
             CliError::StdoutClosed => EXIT_OK,
             CliError::Library(_)
             | CliError::Io { .. }
             | CliError::Input { .. }
             | CliError::Usage(_)
-            | CliError::SomeFailed { .. } => EXIT_FAILURE,
+            | CliError::SomeFailed { .. }
+            | CliError::Search(_) => EXIT_FAILURE,
         }
     }
 
@@ -102,7 +107,10 @@ impl CliError {
     fn needs_report(&self) -> bool {
         !matches!(
             self,
-            CliError::StdoutClosed | CliError::ProblemsFound { .. } | CliError::SomeFailed { .. }
+            CliError::StdoutClosed
+                | CliError::ProblemsFound { .. }
+                | CliError::SomeFailed { .. }
+                | CliError::NoMatch
         )
     }
 }
@@ -140,6 +148,17 @@ impl fmt::Display for CliError {
             CliError::ProblemsFound { count } => write!(f, "{count} problem(s) found"),
             CliError::SomeFailed { count } => write!(f, "{count} file(s) failed"),
             CliError::StdoutClosed => f.write_str("standard output closed"),
+            CliError::NoMatch => f.write_str("no entry matches"),
+            CliError::Search(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl From<treelog::search::SearchError> for CliError {
+    fn from(error: treelog::search::SearchError) -> CliError {
+        match error {
+            treelog::search::SearchError::Log(error) => CliError::Library(error),
+            error => CliError::Search(error),
         }
     }
 }

@@ -18,7 +18,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
     append, bench, completions, context, demo, export, generate, info, list, man, path, reindex,
-    repair, tree, verify,
+    repair, search, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -46,6 +46,7 @@ enum Command {
     Append(append::Args),
     Gen(generate::Args),
     Reindex(reindex::Args),
+    Search(search::Args),
     Verify(verify::Args),
     List(list::Args),
     Export(export::Args),
@@ -84,6 +85,7 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Append(args) => append::run(args, out),
         Command::Gen(args) => generate::run(args, out),
         Command::Reindex(args) => reindex::run(args, out),
+        Command::Search(args) => search::run(args, out),
         Command::Verify(args) => verify::run(args, out),
         Command::List(args) => list::run(args, out),
         Command::Export(args) => export::run(args, out),

@@ -14,6 +14,7 @@ pub mod man;
 pub mod path;
 pub mod reindex;
 pub mod repair;
+pub mod search;
 pub mod tree;
 pub mod verify;
 

@@ -23,6 +23,10 @@ use crate::progress;
 /// the files. A progress bar is shown on a terminal. Ends with a summary line on stderr: how
 /// many indexes were fresh, caught up, rebuilt (and why) or failed (`no sessions found under
 /// DIR` when there were none). Exit 2 if any file failed.
+///
+/// With --search, builds or brings up to date the search index of each directory instead
+/// (DIR/.treelog-search/, what `treelog search` uses), with a progress bar; --json then prints
+/// one line per directory {"path","fresh","caughtUp","readWhole","dropped","bytes","seconds"}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Log files, or directories to search for *.jsonl.
@@ -31,6 +35,9 @@ pub struct Args {
     /// Rebuild every index from its log even if it looks valid.
     #[arg(long)]
     pub force: bool,
+    /// Build the search index of each directory (DIR/.treelog-search/) instead of sidecars.
+    #[arg(long)]
+    pub search: bool,
     /// One JSON line per file, in the order of the files: {"path", "state" (fresh, caughtUp,
     /// rebuilt, unindexed, or failed), "reason" (why rebuilt, unindexed or failed; else null),
     /// "bytes" (the log's size), "entries"}; then a last line {"summary": {"files", "fresh",
@@ -59,6 +66,9 @@ struct Tally {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if args.search {
+        return reindex_search(&args, out);
+    }
     let started = Instant::now();
     let found = collect_logs(&args.paths);
     let mut tally = Tally::default();
@@ -246,5 +256,49 @@ fn print_summary(
         tally.caught_up,
         tally.failed
     ));
+    Ok(())
+}
+
+/// `--search`: the search index of each directory, one summary line each.
+fn reindex_search(args: &Args, out: &mut Out) -> Result<(), CliError> {
+    for dir in &args.paths {
+        let metadata = std::fs::metadata(dir).map_err(|error| CliError::io(dir, "open", error))?;
+        if !metadata.is_dir() {
+            return Err(CliError::input(
+                dir.display().to_string(),
+                "--search indexes a directory's sessions: name a directory",
+            ));
+        }
+        let started = Instant::now();
+        let notices = super::search::Notices::new(0);
+        let counts = treelog::search::reindex(dir, args.force, &notices);
+        notices.finish();
+        let counts = counts?;
+        let seconds = started.elapsed().as_secs_f64();
+        let line = if args.json {
+            json!({
+                "path": dir.display().to_string(),
+                "fresh": counts.fresh,
+                "caughtUp": counts.caught_up,
+                "readWhole": counts.read_whole,
+                "dropped": counts.dropped,
+                "bytes": counts.indexed_bytes,
+                "seconds": seconds,
+            })
+            .to_string()
+        } else {
+            format!(
+                "{}: search index: {} log(s) read whole, {} caught up, {} fresh, {} dropped; {} indexed in {seconds:.2} s ({}/s)",
+                dir.display(),
+                counts.read_whole,
+                counts.caught_up,
+                counts.fresh,
+                counts.dropped,
+                progress::human_bytes(counts.indexed_bytes),
+                progress::human_bytes((counts.indexed_bytes as f64 / seconds.max(1e-9)) as u64),
+            )
+        };
+        out.line(&line)?;
+    }
     Ok(())
 }

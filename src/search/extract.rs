@@ -1,0 +1,232 @@
+//! The searchable text of one log line: what a person would look for, not the JSON around it
+//! (issue 21, item 2). Pure code, no I/O.
+//!
+//! Searchable: user and assistant text, thinking, tool-call names and argument values, tool
+//! results, bash commands and their output, custom messages, compaction and branch summaries,
+//! session names and labels. Never keys, ids, base64 images, usage numbers or signatures.
+
+use serde_json::Value;
+
+use crate::format::line::{self, EntryKind, Line};
+
+/// Argument values nested deeper than this are not searched (a bound on the walk, which uses
+/// an explicit stack: no recursion over JSON payloads).
+const ARGUMENT_DEPTH_MAX: usize = 16;
+
+/// One entry's searchable text and the fields a hit reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extracted {
+    pub kind: EntryKind,
+    /// The entry's `type` as written (`message`, `compaction`, ...).
+    pub type_name: String,
+    pub id: String,
+    /// A message's `role` (`user`, `assistant`, `toolResult`, `bashExecution`, ...), or `None`.
+    pub role: Option<String>,
+    /// The entry's `timestamp` as written, when it has one.
+    pub timestamp: Option<String>,
+    /// The text to index, parts separated by `\n`.
+    pub text: String,
+}
+
+/// Whether the line is a session header, which holds nothing searchable but starts a log's
+/// rules (its `version` decides whether entries without ids are read, as in pi's v1 files).
+pub fn header_version(text: &str) -> Option<u32> {
+    match line::classify(text, false, true) {
+        Line::Header(header) => Some(header.version),
+        _ => None,
+    }
+}
+
+/// The searchable text of one line, or `None` when it holds none (a header, a model change,
+/// an opaque or blank line, an entry whose text is empty). `legacy_v1` reads entries without
+/// ids, as pi reads version-1 logs.
+pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
+    let Line::Entry(entry) = line::classify(text, legacy_v1, false) else {
+        return None;
+    };
+    let value: Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object()?;
+    let mut out = String::new();
+    let mut role = None;
+    match entry.kind {
+        EntryKind::Message => {
+            let message = object.get("message")?;
+            role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            message_text(message, &mut out);
+        }
+        EntryKind::CustomMessage => {
+            if let Some(content) = object.get("content") {
+                content_text(content, &mut out);
+            }
+        }
+        EntryKind::Compaction | EntryKind::BranchSummary => {
+            push_field(object.get("summary"), &mut out)
+        }
+        EntryKind::SessionInfo => push_field(object.get("name"), &mut out),
+        EntryKind::Label => push_field(object.get("label"), &mut out),
+        _ => return None,
+    }
+    if out.is_empty() {
+        return None;
+    }
+    let type_name = object
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    Some(Extracted {
+        kind: entry.kind,
+        type_name,
+        id: entry.id.map(|id| id.into_owned()).unwrap_or_default(),
+        role,
+        timestamp: entry.timestamp.map(|timestamp| timestamp.into_owned()),
+        text: out,
+    })
+}
+
+/// A message's text by role: bash commands and output, summaries, or its content blocks.
+fn message_text(message: &Value, out: &mut String) {
+    match message.get("role").and_then(Value::as_str) {
+        Some("bashExecution") => {
+            push_field(message.get("command"), out);
+            push_field(message.get("output"), out);
+        }
+        Some("branchSummary" | "compactionSummary") => push_field(message.get("summary"), out),
+        _ => {
+            if let Some(content) = message.get("content") {
+                content_text(content, out);
+            }
+        }
+    }
+}
+
+/// A `content` field: a string, or blocks of text, thinking and tool calls (images skipped).
+fn content_text(content: &Value, out: &mut String) {
+    match content {
+        Value::String(text) => push(text, out),
+        Value::Array(blocks) => {
+            for block in blocks {
+                match block.get("type").and_then(Value::as_str) {
+                    Some("text") => push_field(block.get("text"), out),
+                    Some("thinking") => push_field(block.get("thinking"), out),
+                    Some("toolCall") => {
+                        push_field(block.get("name"), out);
+                        if let Some(arguments) = block.get("arguments") {
+                            argument_values(arguments, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The string and number values of a tool call's arguments, never their keys.
+fn argument_values(arguments: &Value, out: &mut String) {
+    let mut stack = vec![(arguments, 0)];
+    while let Some((value, depth)) = stack.pop() {
+        match value {
+            Value::String(text) => push(text, out),
+            Value::Number(number) => push(&number.to_string(), out),
+            Value::Array(items) if depth < ARGUMENT_DEPTH_MAX => {
+                stack.extend(items.iter().rev().map(|item| (item, depth + 1)));
+            }
+            Value::Object(fields) if depth < ARGUMENT_DEPTH_MAX => {
+                let values: Vec<_> = fields.values().map(|item| (item, depth + 1)).collect();
+                stack.extend(values.into_iter().rev());
+            }
+            _ => {}
+        }
+    }
+}
+
+fn push_field(value: Option<&Value>, out: &mut String) {
+    if let Some(Value::String(text)) = value {
+        push(text, out);
+    }
+}
+
+fn push(text: &str, out: &mut String) {
+    if text.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text and role a line yields, or none.
+    type Expected = Option<(&'static str, Option<&'static str>)>;
+
+    /// Each kind of entry yields the text a person would search for and none of its keys,
+    /// ids, base64 data or usage numbers.
+    #[test]
+    fn extracts_the_searchable_text_only() {
+        let cases: &[(&str, Expected)] = &[
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"find the bug"},{"type":"image","data":"QUJDREVG","mimeType":"image/png"}]}}"#,
+                Some(("find the bug", Some("user"))),
+            ),
+            (
+                r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"t","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","thinkingSignature":"c2ln"},{"type":"text","text":"ok"},{"type":"toolCall","id":"call_9","name":"bash","arguments":{"command":"ls -la","timeout":30}}],"usage":{"input":123}}}"#,
+                Some(("hmm\nok\nbash\nls -la\n30", Some("assistant"))),
+            ),
+            (
+                r#"{"type":"message","id":"a3","parentId":"a2","timestamp":"t","message":{"role":"toolResult","toolCallId":"call_9","toolName":"bash","content":[{"type":"text","text":"total 0"}],"isError":false}}"#,
+                Some(("total 0", Some("toolResult"))),
+            ),
+            (
+                r#"{"type":"message","id":"a4","parentId":"a3","timestamp":"t","message":{"role":"bashExecution","command":"cargo test","output":"ok. 3 passed","exitCode":0}}"#,
+                Some(("cargo test\nok. 3 passed", Some("bashExecution"))),
+            ),
+            (
+                r#"{"type":"custom_message","id":"a5","parentId":"a4","timestamp":"t","customType":"note","content":"remember this","display":true}"#,
+                Some(("remember this", None)),
+            ),
+            (
+                r#"{"type":"compaction","id":"a6","parentId":"a5","timestamp":"t","summary":"we fixed it","firstKeptEntryId":"a2","tokensBefore":1000}"#,
+                Some(("we fixed it", None)),
+            ),
+            (
+                r#"{"type":"branch_summary","id":"a7","parentId":"a6","timestamp":"t","fromId":"a1","summary":"tried a branch"}"#,
+                Some(("tried a branch", None)),
+            ),
+            (
+                r#"{"type":"session_info","id":"a8","parentId":"a7","timestamp":"t","name":"refactor night"}"#,
+                Some(("refactor night", None)),
+            ),
+            (
+                r#"{"type":"label","id":"a9","parentId":"a8","timestamp":"t","targetId":"a1","label":"checkpoint"}"#,
+                Some(("checkpoint", None)),
+            ),
+            (
+                r#"{"type":"model_change","id":"b1","parentId":"a9","timestamp":"t","provider":"p","modelId":"m"}"#,
+                None,
+            ),
+            (
+                r#"{"type":"custom","id":"b2","parentId":"b1","timestamp":"t","customType":"x","data":{"k":"v"}}"#,
+                None,
+            ),
+            (
+                r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#,
+                None,
+            ),
+            ("not json", None),
+        ];
+        for (line, expected) in cases {
+            let got = extract(line, false).map(|found| (found.text, found.role));
+            let expected = expected.map(|(text, role)| (text.to_owned(), role.map(str::to_owned)));
+            assert_eq!(got, expected, "line: {line}");
+        }
+    }
+}

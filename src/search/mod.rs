@@ -1,0 +1,459 @@
+//! Full-text search across every session of a directory (issue 21), behind the cargo feature
+//! `search` so that users of the core crate do not compile the engine.
+//!
+//! # Brief overview
+//! [`search`] finds the entries of the logs under a directory (or of one log) that hold the
+//! words of a [`ParsedQuery`] ([`parse`] reads item 1's syntax). The index is tantivy's, stored
+//! in `DIR/.treelog-search/` (format-spec/search.md), and is a cache like the sidecar: every
+//! search checks it against every log first ([`refresh`]: a grown log is caught up from where
+//! the index stopped, a rewritten one read again, a deleted one dropped), and an index that
+//! is missing, damaged, of another version or half-written is rebuilt from the logs, which
+//! [`Progress::rebuilding`] announces. A lock file serializes the searches of one directory.
+//!
+//! Modules: `extract` (the searchable text of a line, pure), `query` (the syntax and the
+//! engine query), `store` (schema, catalog, lock, open/rebuild), `refresh` (catch-up),
+//! `find` (the logs under a directory).
+
+mod extract;
+mod find;
+mod query;
+mod refresh;
+mod store;
+
+use std::collections::BTreeMap;
+use std::io;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{DocAddress, Order, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+pub use extract::{Extracted, extract, header_version};
+pub use find::{FoundLog, logs_under};
+pub use query::{CLAUSES_MAX, Clause, Filters, ParsedQuery, matches_text, parse};
+pub use refresh::RefreshCounts;
+pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, tokens};
+
+use store::{Fields, SearchStore, TIMESTAMP_MS_FIELD, analyzer};
+
+/// Characters of text around the matched words in a snippet.
+const SNIPPET_CHARS: usize = 160;
+
+/// Why a search failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The query cannot be run; the reason is in the user's words.
+    #[error("bad query: {reason}")]
+    BadQuery { reason: String },
+    /// A file or directory could not be read or written.
+    #[error("{}: {operation}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        operation: &'static str,
+        source: io::Error,
+    },
+    /// Reading a log failed.
+    #[error(transparent)]
+    Log(#[from] crate::Error),
+    /// The search engine failed on the index in `path`, even after rebuilding it.
+    #[error("{}: search index: {reason}", path.display())]
+    Engine { path: PathBuf, reason: String },
+}
+
+impl SearchError {
+    pub(crate) fn io(path: impl Into<PathBuf>, operation: &'static str, source: io::Error) -> Self {
+        SearchError::Io {
+            path: path.into(),
+            operation,
+            source,
+        }
+    }
+}
+
+/// The order of hits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortOrder {
+    /// Best match first (BM25).
+    #[default]
+    Score,
+    /// Latest timestamp first.
+    Newest,
+}
+
+/// How to search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SearchOptions {
+    pub filters: Filters,
+    /// Hits returned at most.
+    pub limit: usize,
+    pub sort: SortOrder,
+}
+
+/// One entry that holds the query's words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// The log, as found from the searched path (`DIR/sub/x.jsonl`, or the file as named).
+    pub session: PathBuf,
+    /// 1-based line number of the entry in the log.
+    pub line: u64,
+    pub id: String,
+    /// The entry's `type`.
+    pub type_name: String,
+    /// A message's role, `None` for other entries.
+    pub role: Option<String>,
+    pub timestamp: Option<String>,
+    pub timestamp_ms: Option<i64>,
+    /// BM25 score of the entry for the query.
+    pub score: f32,
+    /// Text around the matched words, on one line.
+    pub snippet: String,
+    /// Byte ranges of `snippet` that matched words.
+    pub highlights: Vec<Range<usize>>,
+}
+
+/// Hears what a search or reindex is doing (the CLI prints a notice and drives a bar).
+pub trait Progress: Sync {
+    /// The index of `index_dir` is rebuilt from the logs, for `reason`.
+    fn rebuilding(&self, _index_dir: &Path, _reason: &str) {}
+    /// A refresh will read this many log bytes.
+    fn planned(&self, _bytes: u64) {}
+    /// This many more log bytes were read.
+    fn indexed(&self, _bytes: u64) {}
+}
+
+/// A [`Progress`] that ignores everything.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+/// What a search covers: a directory's logs, or one log in its directory's index.
+struct Target {
+    /// The directory whose index is used.
+    dir: PathBuf,
+    logs: Vec<FoundLog>,
+    /// Set for one file: hits are limited to it and other logs are left alone.
+    only_key: Option<String>,
+    /// How hit paths are written: the searched path joined with the key, or the file.
+    base: PathBuf,
+}
+
+fn target(path: &Path) -> Result<Target, SearchError> {
+    let metadata = std::fs::metadata(path).map_err(|error| SearchError::io(path, "open", error))?;
+    if metadata.is_dir() {
+        return Ok(Target {
+            dir: path.to_path_buf(),
+            logs: logs_under(path)?,
+            only_key: None,
+            base: path.to_path_buf(),
+        });
+    }
+    let key = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .ok_or_else(|| {
+            SearchError::io(
+                path,
+                "open",
+                io::Error::other("not a file name treelog can index"),
+            )
+        })?
+        .to_owned();
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Ok(Target {
+        dir,
+        logs: vec![FoundLog {
+            key: key.clone(),
+            path: path.to_path_buf(),
+        }],
+        only_key: Some(key),
+        base: path.to_path_buf(),
+    })
+}
+
+/// Searches the logs under `path` (a directory, searched recursively for `*.jsonl`, or one
+/// log), bringing its index up to date first.
+pub fn search(
+    path: &Path,
+    query: &ParsedQuery,
+    options: &SearchOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<Hit>, SearchError> {
+    let target = target(path)?;
+    with_fresh_store(&target, false, progress, |store| {
+        run_query(store, &target, query, options)
+    })
+    .map(|(hits, _)| hits)
+}
+
+/// Brings the index of the directory `dir` up to date ahead of time (`treelog reindex
+/// --search`), with `force` discarding it first, and waits for the engine's merges.
+pub fn reindex(
+    dir: &Path,
+    force: bool,
+    progress: &dyn Progress,
+) -> Result<RefreshCounts, SearchError> {
+    let logs = logs_under(dir)?;
+    let target = Target {
+        dir: dir.to_path_buf(),
+        logs,
+        only_key: None,
+        base: dir.to_path_buf(),
+    };
+    if force {
+        let (store, _) = SearchStore::open(dir)?;
+        progress.rebuilding(&store.dir, "--force");
+        drop(store.rebuild()?);
+    }
+    with_fresh_store(&target, true, progress, |_| Ok(())).map(|((), counts)| counts)
+}
+
+/// Opens the index of `target`, refreshes it and runs `then`; an index found damaged on the
+/// way (an engine error or panic) is rebuilt once and the whole attempt run again.
+fn with_fresh_store<T>(
+    target: &Target,
+    merge_fully: bool,
+    progress: &dyn Progress,
+    then: impl Fn(&SearchStore) -> Result<T, SearchError>,
+) -> Result<(T, RefreshCounts), SearchError>
+where
+    T: Sized,
+{
+    let (mut store, rebuilt) = SearchStore::open(&target.dir)?;
+    if let Some(reason) = rebuilt {
+        progress.rebuilding(&store.dir, &reason);
+    }
+    let attempt = |store: &mut SearchStore| -> Result<(T, RefreshCounts), SearchError> {
+        let counts = refresh::refresh(
+            store,
+            &target.logs,
+            target.only_key.is_none(),
+            merge_fully,
+            progress,
+        )?;
+        Ok((then(store)?, counts))
+    };
+    match guarded(&target.dir, || attempt(&mut store)) {
+        Err(SearchError::Engine { reason, .. }) => {
+            progress.rebuilding(
+                &store.dir,
+                &format!("the search index is damaged ({reason})"),
+            );
+            let mut store = store.rebuild()?;
+            guarded(&target.dir, || attempt(&mut store))
+        }
+        other => other,
+    }
+}
+
+/// Runs `work`, turning a panic of the engine (on a damaged file) into an engine error.
+fn guarded<T>(dir: &Path, work: impl FnOnce() -> Result<T, SearchError>) -> Result<T, SearchError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        Err(SearchError::Engine {
+            path: dir.join(INDEX_DIR_NAME),
+            reason: "the engine stopped on a damaged file".into(),
+        })
+    })
+}
+
+fn engine_error(store: &SearchStore) -> impl Fn(tantivy::TantivyError) -> SearchError + '_ {
+    move |error| store::engine(&store.dir, error)
+}
+
+fn run_query(
+    store: &SearchStore,
+    target: &Target,
+    parsed: &ParsedQuery,
+    options: &SearchOptions,
+) -> Result<Vec<Hit>, SearchError> {
+    if options.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let fields = store.fields;
+    let mut engine_query = query::to_engine(parsed, &options.filters, &fields);
+    if let Some(key) = &target.only_key {
+        engine_query = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, engine_query),
+            (
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(fields.session, key),
+                    IndexRecordOption::Basic,
+                )),
+            ),
+        ]));
+    }
+    let reader = store
+        .index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(engine_error(store))?;
+    let searcher = reader.searcher();
+    let top: Vec<(f32, DocAddress)> = match options.sort {
+        SortOrder::Score => searcher
+            .search(
+                &engine_query,
+                &TopDocs::with_limit(options.limit).order_by_score(),
+            )
+            .map_err(engine_error(store))?,
+        SortOrder::Newest => {
+            let newest = searcher
+                .search(
+                    &engine_query,
+                    &TopDocs::with_limit(options.limit)
+                        .order_by_fast_field::<i64>(TIMESTAMP_MS_FIELD, Order::Desc),
+                )
+                .map_err(engine_error(store))?;
+            let mut scored = Vec::with_capacity(newest.len());
+            for (_, address) in newest {
+                let explained = engine_query
+                    .explain(&searcher, address)
+                    .map_err(engine_error(store))?;
+                scored.push((explained.value(), address));
+            }
+            scored
+        }
+    };
+    let snippets = snippet_generator(parsed, fields);
+    let mut hits = Vec::with_capacity(top.len());
+    for (score, address) in top {
+        hits.push(hit(store, &searcher, target, &snippets, score, address)?);
+    }
+    Ok(hits)
+}
+
+/// Snippets highlight the query's whole words (a prefix's completions are not highlighted).
+fn snippet_generator(parsed: &ParsedQuery, fields: Fields) -> SnippetGenerator {
+    let mut terms = BTreeMap::new();
+    for clause in parsed.clauses.iter().filter(|clause| !clause.exclude) {
+        let whole = clause.tokens.len() - usize::from(clause.prefix);
+        for token in &clause.tokens[..whole] {
+            terms.insert(token.clone(), 1.0);
+        }
+    }
+    SnippetGenerator::new(terms, analyzer(), fields.text, SNIPPET_CHARS)
+}
+
+fn hit(
+    store: &SearchStore,
+    searcher: &Searcher,
+    target: &Target,
+    snippets: &SnippetGenerator,
+    score: f32,
+    address: DocAddress,
+) -> Result<Hit, SearchError> {
+    let fields = store.fields;
+    let document: TantivyDocument = searcher.doc(address).map_err(engine_error(store))?;
+    let text_of = |field| {
+        document
+            .get_first(field)
+            .and_then(|value| value.as_str())
+            .map(str::to_owned)
+    };
+    let number_of = |field| document.get_first(field).and_then(|value| value.as_u64());
+    let damaged = |what: &str| SearchError::Engine {
+        path: store.dir.clone(),
+        reason: format!("a stored document has no {what}"),
+    };
+    let key = text_of(fields.session).ok_or_else(|| damaged("session"))?;
+    let line = number_of(fields.line).ok_or_else(|| damaged("line"))?;
+    let offset = number_of(fields.offset).ok_or_else(|| damaged("offset"))?;
+    let session = match &target.only_key {
+        Some(_) => target.base.clone(),
+        None => key
+            .split('/')
+            .fold(target.base.clone(), |path, part| path.join(part)),
+    };
+    let legacy_v1 = store
+        .catalog
+        .logs
+        .get(&key)
+        .is_some_and(|state| state.legacy_v1);
+    let (snippet, highlights) = snippet_at(&session, offset, legacy_v1, snippets);
+    let timestamp = text_of(fields.timestamp);
+    Ok(Hit {
+        line,
+        id: text_of(fields.id).unwrap_or_default(),
+        type_name: text_of(fields.type_name).unwrap_or_default(),
+        role: text_of(fields.role).filter(|role| !role.is_empty()),
+        timestamp_ms: timestamp
+            .as_deref()
+            .and_then(crate::format::time::parse_iso_ms),
+        timestamp,
+        score,
+        snippet,
+        highlights,
+        session,
+    })
+}
+
+/// The snippet of the entry at `offset` of the log, read back from the log (the index does
+/// not store the text). Empty when the line can no longer be read or holds no text (the log
+/// changed since the refresh).
+fn snippet_at(
+    log: &Path,
+    offset: u64,
+    legacy_v1: bool,
+    snippets: &SnippetGenerator,
+) -> (String, Vec<Range<usize>>) {
+    let Some(text) = read_line(log, offset) else {
+        return (String::new(), Vec::new());
+    };
+    let Some(found) = extract(&text, legacy_v1) else {
+        return (String::new(), Vec::new());
+    };
+    let snippet = snippets.snippet(&found.text);
+    let (fragment, highlights) = if snippet.is_empty() {
+        let end = found
+            .text
+            .char_indices()
+            .nth(SNIPPET_CHARS)
+            .map_or(found.text.len(), |(at, _)| at);
+        (found.text[..end].to_owned(), Vec::new())
+    } else {
+        (
+            snippet.fragment().to_owned(),
+            snippet.highlighted().to_vec(),
+        )
+    };
+    // One line: each control character becomes a space (same length, so ranges stay valid).
+    let flat = fragment
+        .chars()
+        .map(|c| {
+            if c.is_control() && c.is_ascii() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    (flat, highlights)
+}
+
+/// The line starting at `offset` of `log`, without its `\n`.
+fn read_line(log: &Path, offset: u64) -> Option<String> {
+    let file = std::fs::File::open(log).ok()?;
+    let mut line = Vec::new();
+    let mut chunk = vec![0; 64 << 10];
+    loop {
+        let read = file.read_at(&mut chunk, offset + line.len() as u64).ok()?;
+        if read == 0 {
+            return None;
+        }
+        if let Some(end) = memchr::memchr(b'\n', &chunk[..read]) {
+            line.extend_from_slice(&chunk[..end]);
+            return String::from_utf8(line).ok();
+        }
+        line.extend_from_slice(&chunk[..read]);
+        if line.len() > crate::limits::LINE_LEN_MAX {
+            return None;
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Bringing the search index up to date with its logs, on every search: a log that grew is
+//! caught up from where the index stopped (a cost in proportion to the appended bytes,
+//! whoever appended them), a log rewritten or replaced is read again, a deleted log is
+//! dropped. The documents and the catalog are committed together, in one tantivy commit.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::UNIX_EPOCH;
+
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use super::extract::{extract, header_version};
+use super::find::FoundLog;
+use super::store::{Fields, LogState, SearchStore, engine};
+use super::{Progress, SearchError};
+use crate::format::time::parse_iso_ms;
+use crate::scan::{LineSink, ScannedLine, scan_lines};
+use crate::storage::FileStorage;
+
+/// Bytes hashed at each end of a log's indexed prefix to recognise it again.
+const PREFIX_SAMPLE_BYTES: u64 = 64 << 10;
+/// Searchable segments above which a search waits for the merges its commit started, so that
+/// many small catch-ups do not leave a query opening ever more segments.
+const SEGMENTS_BEFORE_MERGE_WAIT: usize = 12;
+
+/// What a refresh did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RefreshCounts {
+    /// Logs found unchanged.
+    pub fresh: u64,
+    /// Logs that grew and were caught up.
+    pub caught_up: u64,
+    /// Logs read from their start: new, rewritten or replaced.
+    pub read_whole: u64,
+    /// Logs gone from the directory, dropped from the index.
+    pub dropped: u64,
+    /// Log bytes read and indexed.
+    pub indexed_bytes: u64,
+}
+
+/// The work one log needs.
+enum Plan {
+    Fresh,
+    /// Unchanged bytes with a new size/mtime stamp to record.
+    Restamp(LogState),
+    /// Index the bytes after the ones already indexed.
+    Append(LogState),
+    /// Index from the start (`replace`: the log's old documents are deleted first).
+    Whole {
+        replace: bool,
+    },
+}
+
+/// Checks every log of `logs` against the catalog and updates the index; with
+/// `drop_missing`, catalog logs absent from `logs` are dropped (a directory search; a search
+/// of named files leaves the others alone).
+pub fn refresh(
+    store: &mut SearchStore,
+    logs: &[FoundLog],
+    drop_missing: bool,
+    merge_fully: bool,
+    progress: &dyn Progress,
+) -> Result<RefreshCounts, SearchError> {
+    let mut counts = RefreshCounts::default();
+    let mut jobs = Vec::new();
+    let mut restamped = Vec::new();
+    let mut dropped = Vec::new();
+    for log in logs {
+        match plan(store, log)? {
+            None => dropped.push(log.key.clone()),
+            Some((Plan::Fresh, _)) => counts.fresh += 1,
+            Some((Plan::Restamp(state), _)) => {
+                counts.fresh += 1;
+                restamped.push((log.key.clone(), state));
+            }
+            Some((plan, size)) => jobs.push((log, plan, size)),
+        }
+    }
+    if drop_missing {
+        let present: std::collections::HashSet<&str> =
+            logs.iter().map(|log| log.key.as_str()).collect();
+        dropped.extend(
+            store
+                .catalog
+                .logs
+                .keys()
+                .filter(|key| !present.contains(key.as_str()))
+                .cloned(),
+        );
+    }
+    if jobs.is_empty() && restamped.is_empty() && dropped.is_empty() {
+        return Ok(counts);
+    }
+    progress.planned(
+        jobs.iter()
+            .map(|(_, plan, size)| match plan {
+                Plan::Append(state) => size - state.indexed_bytes,
+                _ => *size,
+            })
+            .sum(),
+    );
+    let mut writer = store.writer()?;
+    for key in &dropped {
+        writer.delete_term(Term::from_field_text(store.fields.session, key));
+        store.catalog.logs.remove(key);
+        counts.dropped += 1;
+    }
+    for (log, plan, _) in &jobs {
+        if let Plan::Whole { replace: true } = plan {
+            writer.delete_term(Term::from_field_text(store.fields.session, &log.key));
+        }
+    }
+    for (key, state) in restamped {
+        store.catalog.logs.insert(key, state);
+    }
+    let results = index_all(&writer, store.fields, &jobs, progress, &store.dir)?;
+    for ((log, plan, _), (state, bytes)) in jobs.iter().zip(results) {
+        match plan {
+            Plan::Append(_) => counts.caught_up += 1,
+            _ => counts.read_whole += 1,
+        }
+        counts.indexed_bytes += bytes;
+        store.catalog.logs.insert(log.key.clone(), state);
+    }
+    commit(store, &mut writer)?;
+    let segments = store
+        .index
+        .searchable_segment_ids()
+        .map_or(0, |ids| ids.len());
+    if merge_fully || segments > SEGMENTS_BEFORE_MERGE_WAIT {
+        writer
+            .wait_merging_threads()
+            .map_err(|error| engine(&store.dir, error))?;
+    }
+    Ok(counts)
+}
+
+fn commit(store: &SearchStore, writer: &mut IndexWriter) -> Result<(), SearchError> {
+    let payload = serde_json::to_string(&store.catalog).map_err(|error| SearchError::Engine {
+        path: store.dir.clone(),
+        reason: format!("could not encode the catalog: {error}"),
+    })?;
+    let mut prepared = writer
+        .prepare_commit()
+        .map_err(|error| engine(&store.dir, error))?;
+    prepared.set_payload(&payload);
+    prepared
+        .commit()
+        .map_err(|error| engine(&store.dir, error))?;
+    Ok(())
+}
+
+/// The work `log` needs and its size now, or `None` when it is gone.
+fn plan(store: &SearchStore, log: &FoundLog) -> Result<Option<(Plan, u64)>, SearchError> {
+    let metadata = match std::fs::metadata(&log.path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(SearchError::io(&log.path, "read metadata", error)),
+    };
+    let size = metadata.len();
+    let modified_ns = metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let Some(state) = store.catalog.logs.get(&log.key) else {
+        return Ok(Some((Plan::Whole { replace: false }, size)));
+    };
+    if state.size_bytes == size && state.modified_ns == modified_ns {
+        return Ok(Some((Plan::Fresh, size)));
+    }
+    if size < state.indexed_bytes
+        || prefix_hash(&log.path, state.indexed_bytes)? != state.prefix_hash
+    {
+        return Ok(Some((Plan::Whole { replace: true }, size)));
+    }
+    let mut state = state.clone();
+    state.size_bytes = size;
+    state.modified_ns = modified_ns;
+    if size == state.indexed_bytes {
+        return Ok(Some((Plan::Restamp(state), size)));
+    }
+    Ok(Some((Plan::Append(state), size)))
+}
+
+/// A hash of the first `len_bytes` of a log, read at both ends (up to
+/// [`PREFIX_SAMPLE_BYTES`] each) with the length: a log rewritten at either end of its
+/// indexed prefix, or cut, no longer has it. A rewrite that keeps both ends and the length is
+/// not seen (format-spec/search.md).
+pub fn prefix_hash(path: &Path, len_bytes: u64) -> Result<String, SearchError> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path).map_err(|error| SearchError::io(path, "open", error))?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&len_bytes.to_le_bytes());
+    let head = len_bytes.min(PREFIX_SAMPLE_BYTES);
+    let tail_start = len_bytes.saturating_sub(PREFIX_SAMPLE_BYTES).max(head);
+    let mut buf = vec![0; PREFIX_SAMPLE_BYTES as usize];
+    for (start, end) in [(0, head), (tail_start, len_bytes)] {
+        let want = (end - start) as usize;
+        file.read_exact_at(&mut buf[..want], start)
+            .map_err(|error| SearchError::io(path, "read", error))?;
+        hasher.update(&buf[..want]);
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+/// A log's new state and the bytes read to reach it.
+type JobResult = Result<(LogState, u64), SearchError>;
+
+/// Indexes every job on a few threads (one log at a time each), in any order; returns each
+/// job's new state and the bytes it read, in job order.
+fn index_all(
+    writer: &IndexWriter,
+    fields: Fields,
+    jobs: &[(&FoundLog, Plan, u64)],
+    progress: &dyn Progress,
+    dir: &Path,
+) -> Result<Vec<(LogState, u64)>, SearchError> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 4)
+        .min(jobs.len());
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<JobResult>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                loop {
+                    let at = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((log, plan, size)) = jobs.get(at) else {
+                        break;
+                    };
+                    let result = index_log(writer, fields, log, plan, *size, progress, dir);
+                    let failed = result.is_err();
+                    if let Ok(mut slots) = results.lock() {
+                        slots[at] = Some(result);
+                    }
+                    if failed {
+                        // Stop handing out work: the refresh fails and commits nothing.
+                        next.store(jobs.len(), Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    let slots = results.into_inner().unwrap_or_default();
+    let mut done = Vec::with_capacity(jobs.len());
+    for slot in slots {
+        match slot {
+            Some(result) => done.push(result?),
+            None => {
+                return Err(SearchError::Engine {
+                    path: dir.to_path_buf(),
+                    reason: "a log was not indexed".into(),
+                });
+            }
+        }
+    }
+    Ok(done)
+}
+
+fn index_log(
+    writer: &IndexWriter,
+    fields: Fields,
+    log: &FoundLog,
+    plan: &Plan,
+    size: u64,
+    progress: &dyn Progress,
+    dir: &Path,
+) -> Result<(LogState, u64), SearchError> {
+    let (start, lines, legacy_v1, modified_ns) = match plan {
+        Plan::Append(state) => (
+            state.indexed_bytes,
+            state.lines,
+            Some(state.legacy_v1),
+            state.modified_ns,
+        ),
+        _ => (0, 0, None, stamp(&log.path)),
+    };
+    let storage =
+        FileStorage::open(&log.path).map_err(|error| SearchError::io(&log.path, "open", error))?;
+    let mut sink = DocumentSink {
+        writer,
+        fields,
+        key: &log.key,
+        lines,
+        legacy_v1,
+        progress,
+        failure: None,
+    };
+    let mut buf = Vec::new();
+    let end = scan_lines(&storage, start, size, &mut sink, &mut buf)?;
+    if let Some(error) = sink.failure {
+        return Err(engine(dir, error));
+    }
+    let state = LogState {
+        indexed_bytes: end,
+        lines: sink.lines,
+        size_bytes: size,
+        modified_ns,
+        legacy_v1: sink.legacy_v1.unwrap_or(false),
+        prefix_hash: prefix_hash(&log.path, end)?,
+    };
+    Ok((state, end - start))
+}
+
+fn stamp(path: &Path) -> u128 {
+    std::fs::metadata(path)
+        .and_then(|metadata| metadata.modified())
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |elapsed| elapsed.as_nanos())
+}
+
+/// Turns each complete line of a scan into a document.
+struct DocumentSink<'a> {
+    writer: &'a IndexWriter,
+    fields: Fields,
+    key: &'a str,
+    /// Lines seen so far (the next line's number is this plus one).
+    lines: u64,
+    /// `None` until the first non-blank line of the log has been seen.
+    legacy_v1: Option<bool>,
+    progress: &'a dyn Progress,
+    failure: Option<tantivy::TantivyError>,
+}
+
+impl LineSink for DocumentSink<'_> {
+    fn line(&mut self, line: ScannedLine<'_>) -> crate::Result<()> {
+        self.lines += 1;
+        // A line too long to keep, or not UTF-8, holds nothing pi could read: not searched.
+        let Some(text) = line
+            .bytes
+            .and_then(|bytes| simdutf8::basic::from_utf8(bytes).ok())
+        else {
+            return Ok(());
+        };
+        if self.failure.is_some() {
+            return Ok(());
+        }
+        let legacy_v1 = match self.legacy_v1 {
+            Some(legacy_v1) => legacy_v1,
+            None if text.trim().is_empty() => return Ok(()),
+            None => {
+                let version = header_version(text);
+                self.legacy_v1 = Some(version == Some(1));
+                if version.is_some() {
+                    return Ok(());
+                }
+                false
+            }
+        };
+        let Some(found) = extract(text, legacy_v1) else {
+            return Ok(());
+        };
+        let mut document = TantivyDocument::new();
+        let fields = self.fields;
+        document.add_text(fields.session, self.key);
+        document.add_u64(fields.line, self.lines);
+        document.add_u64(fields.offset, line.offset_bytes);
+        document.add_text(fields.id, &found.id);
+        document.add_text(fields.type_name, &found.type_name);
+        document.add_text(fields.role, found.role.as_deref().unwrap_or(""));
+        if let Some(timestamp) = &found.timestamp {
+            document.add_text(fields.timestamp, timestamp);
+            if let Some(ms) = parse_iso_ms(timestamp) {
+                document.add_i64(fields.timestamp_ms, ms);
+            }
+        }
+        document.add_text(fields.text, &found.text);
+        if let Err(error) = self.writer.add_document(document) {
+            self.failure = Some(error);
+        }
+        Ok(())
+    }
+
+    fn consumed(&mut self, bytes: &[u8]) -> crate::Result<()> {
+        self.progress.indexed(bytes.len() as u64);
+        Ok(())
+    }
+}

@@ -1,0 +1,267 @@
+//! The search index of one directory, `DIR/.treelog-search/`: tantivy's files, a lock file,
+//! and the catalog of the logs it describes, kept in the payload of tantivy's commit so that
+//! the documents and the catalog change together (format-spec/search.md).
+
+use std::collections::BTreeMap;
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::{
+    LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, TokenStream,
+};
+use tantivy::{Index, IndexWriter};
+
+use super::SearchError;
+
+/// The index directory's name inside the searched directory.
+pub const INDEX_DIR_NAME: &str = ".treelog-search";
+/// The lock file inside it: held exclusively while a search checks and updates the index.
+const LOCK_FILE_NAME: &str = "lock";
+/// The catalog's format. Any other value (or none) rebuilds the index.
+pub const CATALOG_FORMAT: u32 = 1;
+/// The analyzer's name in the schema.
+const ANALYZER_NAME: &str = "treelog_text";
+/// Tokens longer than this many bytes are dropped (base64 and hashes pasted into text).
+const TOKEN_LEN_MAX: usize = 80;
+/// Memory the writer's threads may fill before writing a segment.
+const WRITER_MEMORY_BYTES: usize = 96 << 20;
+
+/// The tokenizer of the indexed text and of query words: tantivy's, splitting on what is not
+/// a letter or digit (Unicode), lower-cased.
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(TOKEN_LEN_MAX))
+        .filter(LowerCaser)
+        .build()
+}
+
+/// The tokens of `text` with their positions, as the index sees them.
+pub fn tokens(text: &str) -> Vec<(usize, String)> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut found = Vec::new();
+    while stream.advance() {
+        let token = stream.token();
+        found.push((token.position, token.text.clone()));
+    }
+    found
+}
+
+/// The schema's fields: one document per entry with searchable text.
+#[derive(Clone, Copy, Debug)]
+pub struct Fields {
+    /// The log's path relative to the directory, `/`-separated (a term, for deletes).
+    pub session: Field,
+    /// 1-based line number in the log.
+    pub line: Field,
+    /// Byte offset of the line, to read it back for the snippet.
+    pub offset: Field,
+    pub id: Field,
+    pub type_name: Field,
+    /// A message's role; empty when none.
+    pub role: Field,
+    /// The timestamp as written.
+    pub timestamp: Field,
+    /// The timestamp in epoch ms, for `--since`, `--until` and `--sort newest`.
+    pub timestamp_ms: Field,
+    pub text: Field,
+}
+
+/// The name of the ms timestamp field (sorting by a fast field goes by name).
+pub const TIMESTAMP_MS_FIELD: &str = "timestamp_ms";
+
+fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let text_options = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER_NAME)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        session: builder.add_text_field("session", STRING | STORED),
+        line: builder.add_u64_field("line", STORED),
+        offset: builder.add_u64_field("offset", STORED),
+        id: builder.add_text_field("id", STORED),
+        type_name: builder.add_text_field("type", STRING | STORED),
+        role: builder.add_text_field("role", STRING | STORED),
+        timestamp: builder.add_text_field("timestamp", STORED),
+        timestamp_ms: builder.add_i64_field(TIMESTAMP_MS_FIELD, INDEXED | FAST),
+        text: builder.add_text_field("text", text_options),
+    };
+    (builder.build(), fields)
+}
+
+/// What the index knows of one log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogState {
+    /// Bytes of the log indexed: up to the end of its last complete line.
+    pub indexed_bytes: u64,
+    /// Lines in those bytes.
+    pub lines: u64,
+    /// The log's size and modification time when it was last checked: unchanged, the log is
+    /// taken as unchanged without reading it.
+    pub size_bytes: u64,
+    pub modified_ns: u128,
+    /// Whether the log is a version-1 pi log (entries without ids are read).
+    pub legacy_v1: bool,
+    /// [`super::refresh::prefix_hash`] of the indexed bytes: a log whose prefix no longer has
+    /// it was rewritten and is read again.
+    pub prefix_hash: String,
+}
+
+/// The catalog: every log the index describes, by its path relative to the directory.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Catalog {
+    pub format: u32,
+    pub logs: BTreeMap<String, LogState>,
+}
+
+/// An open search index with its lock held.
+pub struct SearchStore {
+    pub dir: PathBuf,
+    pub index: Index,
+    pub fields: Fields,
+    pub catalog: Catalog,
+    /// Held for the life of the store: two searches never update the index at once.
+    _lock: File,
+}
+
+/// Why an index is rebuilt, in words for the one-line notice.
+pub type RebuildReason = String;
+
+impl SearchStore {
+    /// Opens the index of `searched_dir`, creating the directory if needed and taking its
+    /// lock (waiting for another search to finish). An index that cannot be used is rebuilt
+    /// empty; the reason is returned so that the caller can tell the user.
+    pub fn open(searched_dir: &Path) -> Result<(SearchStore, Option<RebuildReason>), SearchError> {
+        let dir = searched_dir.join(INDEX_DIR_NAME);
+        fs::create_dir_all(&dir).map_err(|error| SearchError::io(&dir, "create", error))?;
+        let lock_path = dir.join(LOCK_FILE_NAME);
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|error| SearchError::io(&lock_path, "open", error))?;
+        lock.lock()
+            .map_err(|error| SearchError::io(&lock_path, "lock", error))?;
+        match open_existing(&dir) {
+            Ok((index, fields, catalog)) => Ok((
+                SearchStore {
+                    dir,
+                    index,
+                    fields,
+                    catalog,
+                    _lock: lock,
+                },
+                None,
+            )),
+            Err(reason) => {
+                let store = SearchStore::create(dir, lock)?;
+                Ok((store, Some(reason)))
+            }
+        }
+    }
+
+    /// Discards the index's files (never the lock) and creates an empty index.
+    fn create(dir: PathBuf, lock: File) -> Result<SearchStore, SearchError> {
+        clear(&dir)?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(&dir, schema).map_err(|error| engine(&dir, error))?;
+        register(&index);
+        Ok(SearchStore {
+            dir,
+            index,
+            fields,
+            catalog: Catalog {
+                format: CATALOG_FORMAT,
+                logs: BTreeMap::new(),
+            },
+            _lock: lock,
+        })
+    }
+
+    /// Rebuilds this store empty, keeping its lock (after damage found while using it).
+    pub fn rebuild(self) -> Result<SearchStore, SearchError> {
+        let SearchStore {
+            dir, index, _lock, ..
+        } = self;
+        drop(index);
+        SearchStore::create(dir, _lock)
+    }
+
+    /// A writer for a refresh.
+    pub fn writer(&self) -> Result<IndexWriter, SearchError> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 4);
+        self.index
+            .writer_with_num_threads(threads, WRITER_MEMORY_BYTES)
+            .map_err(|error| engine(&self.dir, error))
+    }
+}
+
+/// The error for a failure of the engine on the index in `dir`.
+pub fn engine(dir: &Path, error: tantivy::TantivyError) -> SearchError {
+    SearchError::Engine {
+        path: dir.to_path_buf(),
+        reason: error.to_string(),
+    }
+}
+
+fn register(index: &Index) {
+    index.tokenizers().register(ANALYZER_NAME, analyzer());
+}
+
+/// Opens an existing index, or says why it cannot be used.
+fn open_existing(dir: &Path) -> Result<(Index, Fields, Catalog), RebuildReason> {
+    if !dir.join("meta.json").exists() {
+        return Err("there is no search index yet".into());
+    }
+    let index = Index::open_in_dir(dir)
+        .map_err(|error| format!("the search index is damaged ({error})"))?;
+    let (expected, fields) = schema();
+    if index.schema() != expected {
+        return Err("the search index was written by another version of treelog".into());
+    }
+    register(&index);
+    let metas = index
+        .load_metas()
+        .map_err(|error| format!("the search index is damaged ({error})"))?;
+    let Some(payload) = metas.payload else {
+        return Err("the search index was left half-written".into());
+    };
+    let catalog: Catalog = serde_json::from_str(&payload)
+        .map_err(|error| format!("the search index's catalog is damaged ({error})"))?;
+    if catalog.format != CATALOG_FORMAT {
+        return Err(format!(
+            "the search index has format {}, this treelog reads format {CATALOG_FORMAT}",
+            catalog.format
+        ));
+    }
+    Ok((index, fields, catalog))
+}
+
+/// Removes everything in the index directory but the lock file.
+fn clear(dir: &Path) -> Result<(), SearchError> {
+    let entries =
+        fs::read_dir(dir).map_err(|error| SearchError::io(dir, "read directory", error))?;
+    for entry in entries {
+        let entry = entry.map_err(|error| SearchError::io(dir, "read directory", error))?;
+        if entry.file_name() == LOCK_FILE_NAME {
+            continue;
+        }
+        let path = entry.path();
+        let removed = if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        removed.map_err(|error| SearchError::io(&path, "remove", error))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,441 @@
+//! The search index (issue 21, items 3 and 5) against a brute-force scan of the same logs:
+//! every hit and only the hits the query's slow reading finds, after builds, appends by
+//! treelog and by a plain file append, rewrites, deletions, and every kind of index that
+//! must be rebuilt.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use common::rng::Rng;
+use treelog::search::{self, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
+
+/// Every hit a test can see: (log path, line, id).
+type HitSet = BTreeSet<(PathBuf, u64, String)>;
+
+/// Remembers the rebuild notices.
+#[derive(Default)]
+struct Notices(Mutex<Vec<String>>);
+
+impl Progress for Notices {
+    fn rebuilding(&self, _index_dir: &Path, reason: &str) {
+        self.0.lock().unwrap().push(reason.to_owned());
+    }
+}
+
+impl Notices {
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+/// A directory holding copies of the bundled transcripts (one in a subdirectory) and a few
+/// generated ones.
+fn corpus() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("nested")).unwrap();
+    let mut bundled: Vec<_> = std::fs::read_dir(data_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    bundled.sort();
+    for (n, path) in bundled.iter().enumerate() {
+        let into = if n % 2 == 0 {
+            dir.path().to_path_buf()
+        } else {
+            dir.path().join("nested")
+        };
+        std::fs::copy(path, into.join(path.file_name().unwrap())).unwrap();
+    }
+    let mut rng = Rng(21);
+    for n in 0..4 {
+        std::fs::write(
+            dir.path().join(format!("gen-{n}.jsonl")),
+            generated(&mut rng, 60),
+        )
+        .unwrap();
+    }
+    // A version-1 log: entries without ids are read, as pi reads them.
+    std::fs::write(
+        dir.path().join("nested/v1.jsonl"),
+        concat!(
+            r#"{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
+            r#"{"type":"message","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"alpha build lock"}}"#, "\n",
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+const WORDS: &[&str] = &[
+    "alpha", "alphabet", "beta", "build", "builder", "cache", "caching", "delta", "Écrire",
+    "écrit", "straße", "tokio", "lock", "LOCKED", "p50", "naïve", "数据", "index", "indexer",
+];
+
+/// A pi-shaped transcript of `entries` entries drawing its text from [`WORDS`].
+fn generated(rng: &mut Rng, entries: usize) -> String {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_owned();
+    for n in 0..entries {
+        let sentence: Vec<&str> = (0..1 + rng.below(8)).map(|_| *rng.pick(WORDS)).collect();
+        let words = sentence.join(if rng.below(3) == 0 { ", " } else { " " });
+        let id = format!("e{n:07}");
+        let time = format!("2025-01-{:02}T00:00:{:02}.000Z", 1 + n / 60, n % 60);
+        let line = match rng.below(7) {
+            0 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{time}","message":{{"role":"user","content":"{words}"}}}}"#
+            ),
+            1 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{time}","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"{words}"}},{{"type":"toolCall","id":"c{n}","name":"bash","arguments":{{"command":"{words}"}}}}]}}}}"#
+            ),
+            2 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{time}","message":{{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{{"type":"text","text":"{words}"}}]}}}}"#
+            ),
+            3 => format!(
+                r#"{{"type":"compaction","id":"{id}","parentId":{parent},"timestamp":"{time}","summary":"{words}","firstKeptEntryId":"e0000000","tokensBefore":5}}"#
+            ),
+            4 => format!(
+                r#"{{"type":"label","id":"{id}","parentId":{parent},"timestamp":"{time}","targetId":"e0000000","label":"{words}"}}"#
+            ),
+            5 => format!(
+                r#"{{"type":"model_change","id":"{id}","parentId":{parent},"timestamp":"{time}","provider":"alpha","modelId":"beta"}}"#
+            ),
+            _ => "not json at all alpha".to_owned(),
+        };
+        text.push_str(&line);
+        text.push('\n');
+        parent = format!("\"{id}\"");
+    }
+    text
+}
+
+/// Every entry with searchable text under `dir`: (log, line, id, text), read line by line.
+fn entry_texts(dir: &Path) -> Vec<(PathBuf, u64, String, String)> {
+    let mut entries = Vec::new();
+    for log in search::logs_under(dir).unwrap() {
+        let bytes = std::fs::read(&log.path).unwrap();
+        let complete = bytes
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |at| at + 1);
+        let mut legacy_v1 = None;
+        for (n, line) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
+            let Ok(text) = std::str::from_utf8(line) else {
+                continue;
+            };
+            if legacy_v1.is_none() && !text.trim().is_empty() {
+                legacy_v1 = Some(search::header_version(text) == Some(1));
+            }
+            if let Some(found) = search::extract(text, legacy_v1.unwrap_or(false)) {
+                entries.push((log.path.clone(), n as u64 + 1, found.id, found.text));
+            }
+        }
+    }
+    entries
+}
+
+/// The hits of `query` among `entries`, found by reading each entry's text.
+fn brute_force_in(entries: &[(PathBuf, u64, String, String)], query: &ParsedQuery) -> HitSet {
+    entries
+        .iter()
+        .filter(|(_, _, _, text)| search::matches_text(query, text))
+        .map(|(path, line, id, _)| (path.clone(), *line, id.clone()))
+        .collect()
+}
+
+/// The hits of `query` in the logs under `dir`, found by reading every line.
+fn brute_force(dir: &Path, query: &ParsedQuery) -> HitSet {
+    brute_force_in(&entry_texts(dir), query)
+}
+
+fn options(limit: usize) -> SearchOptions {
+    SearchOptions {
+        filters: Filters::default(),
+        limit,
+        sort: SortOrder::Score,
+    }
+}
+
+fn indexed(dir: &Path, query: &ParsedQuery, notices: &Notices) -> HitSet {
+    search::search(dir, query, &options(100_000), notices)
+        .unwrap()
+        .into_iter()
+        .map(|hit| (hit.session, hit.line, hit.id))
+        .collect()
+}
+
+/// Asserts that the index answers `query` as the brute-force scan does.
+fn check(dir: &Path, text: &str, notices: &Notices) {
+    let query = search::parse(text).unwrap();
+    let expected = brute_force(dir, &query);
+    let got = indexed(dir, &query, notices);
+    assert_eq!(
+        got, expected,
+        "query {text:?}: index (left) vs brute force (right)"
+    );
+}
+
+/// Random queries over the corpus's own tokens: words, phrases, prefixes and exclusions.
+fn random_queries(dir: &Path, rng: &mut Rng, count: usize) -> Vec<String> {
+    let mut texts = Vec::new();
+    for log in search::logs_under(dir).unwrap() {
+        for line in std::fs::read_to_string(&log.path)
+            .unwrap_or_default()
+            .lines()
+        {
+            if let Some(found) = search::extract(line, false) {
+                texts.push(found.text);
+            }
+        }
+    }
+    let mut queries = Vec::new();
+    while queries.len() < count {
+        let tokens = search::tokens(rng.pick(&texts).as_str());
+        if tokens.is_empty() {
+            continue;
+        }
+        let at = rng.below(tokens.len());
+        let word = &tokens[at].1;
+        let other_tokens = search::tokens(rng.pick(&texts).as_str());
+        let other = rng.pick(&other_tokens).clone();
+        let query = match rng.below(6) {
+            0 => word.clone(),
+            1 => format!("{word} {}", other.1),
+            2 if at + 1 < tokens.len() => format!("\"{word} {}\"", tokens[at + 1].1),
+            3 => format!(
+                "{}*",
+                word.chars().take(1 + rng.below(3)).collect::<String>()
+            ),
+            4 => format!("{word} -{}", other.1),
+            _ => word.to_uppercase(),
+        };
+        queries.push(query);
+    }
+    queries
+}
+
+/// Over the bundled and generated transcripts, many random queries find exactly the entries
+/// (log, line, id) a brute-force scan finds.
+#[test]
+fn hits_equal_a_brute_force_scan() {
+    let dir = corpus();
+    let notices = Notices::default();
+    let mut rng = Rng(2101);
+    let entries = entry_texts(dir.path());
+    let mut nonempty = 0;
+    for text in random_queries(dir.path(), &mut rng, 200) {
+        let query = search::parse(&text).unwrap();
+        let expected = brute_force_in(&entries, &query);
+        nonempty += usize::from(!expected.is_empty());
+        let got = indexed(dir.path(), &query, &notices);
+        assert_eq!(
+            got, expected,
+            "query {text:?}: index (left) vs brute force (right)"
+        );
+    }
+    assert!(
+        nonempty > 150,
+        "most random queries find something: {nonempty}"
+    );
+    assert_eq!(
+        notices.take(),
+        vec!["there is no search index yet".to_owned()]
+    );
+}
+
+/// A search of one file finds its hits only and leaves the directory's other logs indexed.
+#[test]
+fn a_file_search_covers_that_file() {
+    let dir = corpus();
+    let notices = Notices::default();
+    let file = dir.path().join("gen-1.jsonl");
+    let query = search::parse("alpha").unwrap();
+    let got = indexed(&file, &query, &notices);
+    let expected: HitSet = brute_force(dir.path(), &query)
+        .into_iter()
+        .filter(|(path, _, _)| path == &file)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(got, expected);
+}
+
+/// Entries appended by treelog and by a plain append of another writer (no sidecar update)
+/// are found by the next search, at their line.
+#[test]
+fn appends_are_found_next_search() {
+    let dir = corpus();
+    let notices = Notices::default();
+    check(dir.path(), "zebra", &notices);
+    let log = dir.path().join("gen-0.jsonl");
+    let mut session = treelog::Session::open(&log, treelog::SessionOptions::default()).unwrap();
+    session
+        .append_message(r#"{"role":"user","content":"a zebra crossing","timestamp":1}"#)
+        .unwrap();
+    session.close().unwrap();
+    check(dir.path(), "zebra", &notices);
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"message","id":"zz000001","parentId":null,"timestamp":"2025-02-01T00:00:00.000Z","message":{{"role":"user","content":"zebra stripes, quagga"}}}}"#
+    )
+    .unwrap();
+    // A torn tail is not an entry until its newline arrives.
+    write!(file, r#"{{"type":"message","id":"zz000002","parentId":null,"timestamp":"2025-02-01T00:00:00.000Z","message":{{"role":"user","content":"quagga"}}}}"#).unwrap();
+    check(dir.path(), "zebra", &notices);
+    check(dir.path(), "quagga", &notices);
+    assert_eq!(
+        indexed(dir.path(), &search::parse("quagga").unwrap(), &notices).len(),
+        1
+    );
+    writeln!(file).unwrap();
+    assert_eq!(
+        indexed(dir.path(), &search::parse("quagga").unwrap(), &notices).len(),
+        2
+    );
+    assert_eq!(notices.take().len(), 1, "only the first build is a rebuild");
+}
+
+/// A log rewritten (same name, new bytes, even longer than before) is read again: its old
+/// words are gone; a deleted log drops out.
+#[test]
+fn rewritten_and_deleted_logs() {
+    let dir = corpus();
+    let notices = Notices::default();
+    let log = dir.path().join("gen-2.jsonl");
+    check(dir.path(), "alpha", &notices);
+    let old = std::fs::read_to_string(&log).unwrap();
+    let rewritten =
+        old.replace("alpha", "omega") + &generated(&mut Rng(7), 5).replace("alpha", "omega");
+    std::fs::write(&log, rewritten).unwrap();
+    check(dir.path(), "alpha", &notices);
+    check(dir.path(), "omega", &notices);
+    assert!(!indexed(dir.path(), &search::parse("omega").unwrap(), &notices).is_empty());
+    std::fs::remove_file(&log).unwrap();
+    check(dir.path(), "omega", &notices);
+    assert!(indexed(dir.path(), &search::parse("omega").unwrap(), &notices).is_empty());
+    check(dir.path(), "alpha", &notices);
+}
+
+/// A way to damage the index.
+type Damage<'a> = Box<dyn Fn() + 'a>;
+
+/// Each kind of unusable index (missing, damaged, another version, half-written, a damaged
+/// segment file) is rebuilt with a notice, and the answers stay exact.
+#[test]
+fn unusable_indexes_are_rebuilt() {
+    let dir = corpus();
+    let notices = Notices::default();
+    check(dir.path(), "build", &notices);
+    notices.take();
+    let index_dir = dir.path().join(search::INDEX_DIR_NAME);
+    let meta = index_dir.join("meta.json");
+    let damages: Vec<(&str, Damage)> = vec![
+        (
+            "missing",
+            Box::new(|| std::fs::remove_dir_all(&index_dir).unwrap()),
+        ),
+        (
+            "damaged",
+            Box::new(|| std::fs::write(&meta, b"{\"segments\": [tr").unwrap()),
+        ),
+        (
+            "other version",
+            Box::new(|| {
+                let text = std::fs::read_to_string(&meta).unwrap();
+                let changed = text.replace("\\\"format\\\":1", "\\\"format\\\":99");
+                assert_ne!(text, changed, "meta.json holds the catalog's format");
+                std::fs::write(&meta, changed).unwrap();
+            }),
+        ),
+        (
+            "half-written",
+            Box::new(|| {
+                let mut value: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+                value["payload"] = serde_json::Value::Null;
+                std::fs::write(&meta, value.to_string()).unwrap();
+            }),
+        ),
+        (
+            "zeroed segment files",
+            Box::new(|| {
+                for entry in std::fs::read_dir(&index_dir).unwrap() {
+                    let path = entry.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    if name.ends_with(".idx") || name.ends_with(".term") || name.ends_with(".store")
+                    {
+                        let len = std::fs::metadata(&path).unwrap().len();
+                        std::fs::write(&path, vec![0u8; len as usize]).unwrap();
+                    }
+                }
+            }),
+        ),
+    ];
+    for (name, damage) in damages {
+        damage();
+        check(dir.path(), "build", &notices);
+        check(dir.path(), "\"build lock\"", &notices);
+        let reasons = notices.take();
+        assert_eq!(
+            reasons.len(),
+            1,
+            "{name}: one rebuild notice, got {reasons:?}"
+        );
+    }
+}
+
+/// Filters and order: --role, --type, --since/--until and newest-first select what a scan of
+/// the hits' own fields selects.
+#[test]
+fn filters_and_newest_order() {
+    let dir = corpus();
+    let notices = Notices::default();
+    let query = search::parse("alpha").unwrap();
+    let all = search::search(dir.path(), &query, &options(100_000), &notices).unwrap();
+    let filters = Filters {
+        roles: vec!["toolResult".into()],
+        type_name: Some("message".into()),
+        since_ms: Some(1_735_689_600_000 + 30_000),
+        until_ms: Some(1_735_689_600_000 + 50_000),
+    };
+    let newest = SearchOptions {
+        filters: filters.clone(),
+        limit: 100_000,
+        sort: SortOrder::Newest,
+    };
+    let got = search::search(dir.path(), &query, &newest, &notices).unwrap();
+    let expected: BTreeSet<_> = all
+        .iter()
+        .filter(|hit| {
+            hit.role.as_deref() == Some("toolResult")
+                && hit.type_name == "message"
+                && hit.timestamp_ms.is_some_and(|ms| {
+                    (filters.since_ms.unwrap()..=filters.until_ms.unwrap()).contains(&ms)
+                })
+        })
+        .map(|hit| (hit.session.clone(), hit.line))
+        .collect::<BTreeSet<_>>();
+    assert!(!expected.is_empty());
+    assert_eq!(
+        got.iter()
+            .map(|hit| (hit.session.clone(), hit.line))
+            .collect::<BTreeSet<_>>(),
+        expected
+    );
+    assert!(
+        got.windows(2)
+            .all(|pair| pair[0].timestamp_ms >= pair[1].timestamp_ms)
+    );
+    assert!(got.iter().all(|hit| hit.score > 0.0));
+}

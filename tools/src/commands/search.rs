@@ -1,0 +1,261 @@
+//! `treelog search`: the entries of many sessions that hold some words, through the search
+//! index kept beside them (`DIR/.treelog-search/`, rebuilt from the logs when needed).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use indicatif::ProgressBar;
+use serde_json::json;
+use treelog::search::{Filters, Hit, Progress, SearchOptions, SortOrder};
+
+use crate::exit::{CliError, print_error};
+use crate::out::Out;
+use crate::progress;
+
+/// Logs read above which a search shows a progress bar (on a terminal).
+const BAR_BYTES_MIN: u64 = 64 << 20;
+/// The highlight of matched words on a terminal: bold red, as grep colours matches.
+const HIGHLIGHT_ON: &str = "\x1b[1;31m";
+const HIGHLIGHT_OFF: &str = "\x1b[0m";
+
+/// Find the entries of sessions that hold some words.
+///
+/// QUERY: words must all appear (case-insensitive), "a phrase" needs its words in order,
+/// -word excludes entries holding the word, word* matches words starting with it. Searched:
+/// user and assistant text, thinking, tool calls and results, bash commands and output,
+/// custom messages, summaries, session names and labels (never keys, ids or images).
+///
+/// Each PATH is a session file or a directory searched recursively for *.jsonl (default: the
+/// current directory). The index lives in DIR/.treelog-search/ (for a file, in its
+/// directory's); each search first brings it up to date with the logs, and rebuilds it with
+/// a one-line notice when it is missing or unusable.
+///
+/// Output: one hit per line, `FILE:LINE  ROLE  TIMESTAMP  snippet`. Exit 0 when there is a
+/// hit, 1 when there is none, 2 on bad usage or an unreadable PATH.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The words to find (a query may start with -word).
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+    /// Session files, or directories to search for *.jsonl (default: the current directory).
+    pub paths: Vec<PathBuf>,
+    /// Only messages of this role (tool: tool results and bash executions).
+    #[arg(long, value_enum)]
+    pub role: Option<Role>,
+    /// Only entries of this type (message, compaction, branch_summary, custom_message,
+    /// session_info, label).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub type_name: Option<String>,
+    /// Only entries at or after this ISO time (a date alone is its midnight, UTC).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Only entries at or before this ISO time (a date alone includes that whole day, UTC).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Hits shown at most.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: u64,
+    /// Order of hits: best match first, or latest first.
+    #[arg(long, value_enum, default_value_t = Sort::Score)]
+    pub sort: Sort,
+    /// One JSON object per hit: {"session","line","id","type","role","timestamp","score","snippet"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sort {
+    Score,
+    Newest,
+}
+
+pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    let query = treelog::search::parse(&args.query)?;
+    let options = SearchOptions {
+        filters: Filters {
+            roles: match args.role {
+                None => Vec::new(),
+                Some(Role::User) => vec!["user".into()],
+                Some(Role::Assistant) => vec!["assistant".into()],
+                Some(Role::Tool) => vec!["toolResult".into(), "bashExecution".into()],
+            },
+            type_name: args.type_name.clone(),
+            since_ms: args
+                .since
+                .as_deref()
+                .map(|text| time_ms(text, "--since", false))
+                .transpose()?,
+            until_ms: args
+                .until
+                .as_deref()
+                .map(|text| time_ms(text, "--until", true))
+                .transpose()?,
+        },
+        limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
+        sort: match args.sort {
+            Sort::Score => SortOrder::Score,
+            Sort::Newest => SortOrder::Newest,
+        },
+    };
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let notices = Notices::new(BAR_BYTES_MIN);
+    let mut hits = Vec::new();
+    for path in &paths {
+        hits.extend(treelog::search::search(path, &query, &options, &notices)?);
+    }
+    notices.finish();
+    if paths.len() > 1 {
+        merge(&mut hits, options.sort);
+        hits.truncate(options.limit);
+    }
+    let highlight = !args.json && std::io::stdout().is_terminal();
+    for hit in &hits {
+        out.line(&if args.json {
+            json_line(hit)
+        } else {
+            human_line(hit, highlight)
+        })?;
+    }
+    if hits.is_empty() {
+        return Err(CliError::NoMatch);
+    }
+    Ok(())
+}
+
+/// Hits of several PATHs in one order.
+fn merge(hits: &mut [Hit], sort: SortOrder) {
+    match sort {
+        SortOrder::Score => hits.sort_by(|a, b| b.score.total_cmp(&a.score)),
+        SortOrder::Newest => hits.sort_by_key(|hit| std::cmp::Reverse(hit.timestamp_ms)),
+    }
+}
+
+/// An ISO time of `--since` / `--until`; a date alone ends at its last millisecond for
+/// `--until`.
+fn time_ms(text: &str, flag: &str, end_of_day: bool) -> Result<i64, CliError> {
+    let ms = treelog::format::time::parse_iso_ms(text).ok_or_else(|| {
+        CliError::Usage(format!(
+            "{flag} {text}: not an ISO time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)"
+        ))
+    })?;
+    let date_only = text.len() == 10 && !text.contains('T');
+    Ok(if end_of_day && date_only {
+        ms + 86_400_000 - 1
+    } else {
+        ms
+    })
+}
+
+fn json_line(hit: &Hit) -> String {
+    json!({
+        "session": hit.session.display().to_string(),
+        "line": hit.line,
+        "id": hit.id,
+        "type": hit.type_name,
+        "role": hit.role,
+        "timestamp": hit.timestamp,
+        "score": hit.score,
+        "snippet": hit.snippet,
+    })
+    .to_string()
+}
+
+/// `FILE:LINE  ROLE  TIMESTAMP  snippet`, matched words highlighted when `highlight`.
+fn human_line(hit: &Hit, highlight: bool) -> String {
+    let mut snippet = String::with_capacity(hit.snippet.len() + 16);
+    let mut at = 0;
+    for range in &hit.highlights {
+        let Some(word) = hit.snippet.get(range.clone()) else {
+            continue;
+        };
+        if range.start < at {
+            continue;
+        }
+        snippet.push_str(&hit.snippet[at..range.start]);
+        if highlight {
+            snippet.push_str(HIGHLIGHT_ON);
+            snippet.push_str(word);
+            snippet.push_str(HIGHLIGHT_OFF);
+        } else {
+            snippet.push_str(word);
+        }
+        at = range.end;
+    }
+    snippet.push_str(&hit.snippet[at..]);
+    format!(
+        "{}:{}  {}  {}  {}",
+        hit.session.display(),
+        hit.line,
+        hit.role.as_deref().unwrap_or(&hit.type_name),
+        hit.timestamp.as_deref().unwrap_or("-"),
+        snippet
+    )
+}
+
+/// Tells the user what a search or reindex does to an index: one line on stderr per
+/// rebuild, and a progress bar when many bytes are read (on a terminal only).
+pub struct Notices {
+    bar_bytes_min: u64,
+    bar: Mutex<Option<ProgressBar>>,
+}
+
+impl Notices {
+    pub fn new(bar_bytes_min: u64) -> Notices {
+        Notices {
+            bar_bytes_min,
+            bar: Mutex::new(None),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Ok(mut bar) = self.bar.lock()
+            && let Some(bar) = bar.take()
+        {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Progress for Notices {
+    fn rebuilding(&self, index_dir: &Path, reason: &str) {
+        let line = format!(
+            "{}: {reason}; rebuilding the search index from the logs",
+            index_dir.display()
+        );
+        match self.bar.lock().ok().as_deref() {
+            Some(Some(bar)) => bar.suspend(|| print_error(&line)),
+            _ => print_error(&line),
+        }
+    }
+
+    fn planned(&self, bytes: u64) {
+        if bytes >= self.bar_bytes_min
+            && let Ok(mut bar) = self.bar.lock()
+        {
+            if let Some(old) = bar.take() {
+                old.finish_and_clear();
+            }
+            *bar = Some(progress::bytes(bytes));
+        }
+    }
+
+    fn indexed(&self, bytes: u64) {
+        if let Ok(bar) = self.bar.lock()
+            && let Some(bar) = bar.as_ref()
+        {
+            bar.inc(bytes);
+        }
+    }
+}
