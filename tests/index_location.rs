@@ -287,3 +287,27 @@ fn listing_verify_and_repair_follow_the_options() {
         "the repaired log's sidecar is deleted where it lives"
     );
 }
+
+/// A repair applied read-only replaces the log but leaves its sidecar's bytes as they were;
+/// the next open checks the sidecar against the new log as always and answers right.
+#[test]
+fn read_only_repair_leaves_the_sidecar_alone() {
+    let root = tempfile::tempdir().unwrap();
+    let log = root.path().join("s.jsonl");
+    write_log(&log, 3);
+    drop(Session::open(&log, SessionOptions::default()).unwrap());
+    let sidecar = treelog::sidecar_path(&log);
+    let sidecar_before = std::fs::read(&sidecar).unwrap();
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(br#"{"type":"message","id":"tor"#);
+    std::fs::write(&log, &bytes).unwrap();
+
+    treelog::repair::repair_file_with(&log, true, "/p", &read_only(None)).unwrap();
+    assert_eq!(std::fs::read(&sidecar).unwrap(), sidecar_before);
+    let mut session = Session::open(&log, read_only(None)).unwrap();
+    assert_eq!(session.entry_count().unwrap(), 3);
+    assert_eq!(
+        session.stats().map(|stats| stats.torn_tail_bytes).ok(),
+        Some(0)
+    );
+}
