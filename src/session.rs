@@ -125,16 +125,22 @@ impl Session {
         let (store, index_state) = if options.use_index && exists {
             let sidecar = sidecar_for(path, options.index_dir.as_deref());
             if !options.index_write {
-                Store::open_read_only(&storage, &sidecar, options.verify)?
+                Store::open_read_only(&storage, &sidecar, options.verify, &options.progress_bytes)?
             } else {
                 if let Some(dir) = &options.index_dir {
                     std::fs::create_dir_all(dir)
                         .map_err(|e| Error::io(dir, "create the index directory", e))?;
                 }
-                Store::open(&storage, &sidecar, options.verify, options.rebuild_index)?
+                Store::open(
+                    &storage,
+                    &sidecar,
+                    options.verify,
+                    options.rebuild_index,
+                    &options.progress_bytes,
+                )?
             }
         } else {
-            let mut store = Store::in_memory(path);
+            let mut store = Store::in_memory(path).with_progress(&options.progress_bytes);
             store.catch_up(&storage)?;
             let reason = if exists {
                 "index disabled"
@@ -148,6 +154,13 @@ impl Session {
                 },
             )
         };
+        if let Some(progress) = &options.progress_bytes {
+            // A fresh index read nothing: what it covers is done too.
+            progress.fetch_max(
+                store.indexed_len_bytes,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
         let mut session =
             Session::from_parts(Box::new(storage), store, options, index_state, true)?;
         if !exists && session.options.use_index {
@@ -186,7 +199,7 @@ impl Session {
         mut storage: Box<dyn LogStorage>,
         options: SessionOptions,
     ) -> Result<Session> {
-        let mut store = Store::in_memory(storage.path());
+        let mut store = Store::in_memory(storage.path()).with_progress(&options.progress_bytes);
         store.catch_up(storage.as_mut())?;
         let options = SessionOptions {
             use_index: false,

@@ -69,11 +69,18 @@ impl Session {
         }
         let sidecar = self.sidecar_location();
         let (store, state) = if self.options.index_write {
-            Store::open(self.storage.as_ref(), &sidecar, Verify::Quick, true).ok()?
+            Store::open(
+                self.storage.as_ref(),
+                &sidecar,
+                Verify::Quick,
+                true,
+                &self.options.progress_bytes,
+            )
+            .ok()?
         } else {
             // Read-only: the damaged sidecar is left as it is; the log is replayed into memory.
             let reason = format!("{reason}; not rebuilt: index writes are off");
-            Store::replayed(self.storage.as_ref(), reason).ok()?
+            Store::replayed(self.storage.as_ref(), reason, &self.options.progress_bytes).ok()?
         };
         let index_state = match state {
             IndexState::Rebuilt { .. } => IndexState::Rebuilt {

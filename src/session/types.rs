@@ -62,6 +62,13 @@ pub struct SessionOptions {
     /// are read from the log into memory), and without one the log is replayed into memory.
     /// Appends to the log still work.
     pub index_write: bool,
+    /// A counter for a progress bar: while the session is opened (and when it rebuilds or
+    /// catches up its index later), it is raised after every chunk read to the number of log
+    /// bytes indexed so far, and an open leaves it at least at the bytes its index covers (the
+    /// log's length, unless it ends in a torn line). It is never lowered (a rebuild after a
+    /// failed catch-up counts from where the counter is), so it can be shared by the caller
+    /// and read from another thread at any time. `None`: no counting.
+    pub progress_bytes: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl Default for SessionOptions {
@@ -75,6 +82,7 @@ impl Default for SessionOptions {
             pi_compat: PiCompat::Current,
             index_dir: None,
             index_write: true,
+            progress_bytes: None,
         }
     }
 }

@@ -149,14 +149,15 @@ impl Store {
     /// no sidecar, replays the log.
     fn reload(&mut self, storage: &dyn LogStorage) -> Result<()> {
         let tuning = self.parallel;
+        let progress = self.progress.clone();
         // This store stays as it was if the reload fails (its next catch-up tries again).
         let store = match self.sidecar_path.clone() {
             Some(sidecar) if self.read_only => {
-                Store::open_read_only(storage, &sidecar, Verify::Quick)?.0
+                Store::open_read_only(storage, &sidecar, Verify::Quick, &progress)?.0
             }
-            Some(sidecar) => Store::open(storage, &sidecar, Verify::Quick, false)?.0,
+            Some(sidecar) => Store::open(storage, &sidecar, Verify::Quick, false, &progress)?.0,
             None => {
-                let mut store = Store::in_memory(storage.path());
+                let mut store = Store::in_memory(storage.path()).with_progress(&progress);
                 store.parallel = tuning;
                 store.catch_up(storage)?;
                 store

@@ -380,6 +380,8 @@ impl Store {
 
     /// Writes the overlay out if it is big enough and the hashes cover what it indexes.
     pub(super) fn flush_when_due(&mut self, identity: FileIdentity) -> Result<()> {
+        // Called after every chunk a catch-up or a rebuild applies.
+        self.report_progress();
         if self.db.is_some()
             && self.flush_due()
             && self.hasher.hashed_len_bytes() == self.indexed_len_bytes

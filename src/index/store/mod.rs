@@ -84,8 +84,14 @@ pub enum IndexState {
     Unindexed { reason: String },
 }
 
+/// Where a store reports how far it has indexed the log (see `SessionOptions::progress_bytes`).
+pub(crate) type Progress = Option<std::sync::Arc<std::sync::atomic::AtomicU64>>;
+
 pub(crate) struct Store {
     log_path: PathBuf,
+    /// Raised (never lowered) to the indexed length after each chunk a catch-up or rebuild
+    /// applies, for a progress bar.
+    progress: Progress,
     sidecar_path: Option<PathBuf>,
     db: Option<Db>,
     tables: Option<ReadTables>,
@@ -149,6 +155,7 @@ impl Store {
     pub fn in_memory(log_path: &Path) -> Store {
         Store {
             log_path: log_path.to_path_buf(),
+            progress: None,
             sidecar_path: None,
             db: None,
             tables: None,
@@ -194,6 +201,19 @@ impl Store {
             Some(reason) => Err(self.read_error(format!(
                 "indexing stopped at a line that failed ({reason}); open the log again"
             ))),
+        }
+    }
+
+    /// This store, reporting its indexing to `progress`.
+    pub(crate) fn with_progress(mut self, progress: &Progress) -> Store {
+        self.progress = progress.clone();
+        self
+    }
+
+    /// Raises the progress counter to the bytes indexed so far.
+    pub(super) fn report_progress(&self) {
+        if let Some(progress) = &self.progress {
+            progress.fetch_max(self.indexed_len_bytes, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

@@ -15,7 +15,7 @@ use super::schema::{
     BLOCKS, META, META_SCHEMA, META_SNAPSHOT, META_STATE, SCHEMA_CHANGED_REASON, SCHEMA_MAGIC,
     SCHEMA_VERSION, unseal_block,
 };
-use super::{IndexState, Lag, Store, Verify};
+use super::{IndexState, Lag, Progress, Store, Verify};
 use crate::error::{Error, Result};
 use crate::format::line::Line;
 use crate::format::record::{SEQ_NONE, Snapshot, State};
@@ -56,8 +56,9 @@ impl Store {
         sidecar_path: &Path,
         verify: Verify,
         force_rebuild: bool,
+        progress: &Progress,
     ) -> Result<(Store, IndexState)> {
-        let mut store = Store::in_memory(storage.path());
+        let mut store = Store::in_memory(storage.path()).with_progress(progress);
         store.sidecar_path = Some(sidecar_path.to_path_buf());
         let rebuild_reason = if force_rebuild {
             Some(Doubt::stale("rebuild requested"))
@@ -132,7 +133,7 @@ impl Store {
                 store.tables = None;
                 if let Err(error) = store.rebuild(storage, sidecar_path) {
                     let reason = format!("{reason}; the index could not be rebuilt: {error}");
-                    return Store::in_memory(storage.path()).replay_unindexed(storage, reason);
+                    return Store::replayed(storage, reason, progress);
                 }
                 IndexState::Rebuilt { reason, damaged }
             }
@@ -150,13 +151,14 @@ impl Store {
         storage: &dyn LogStorage,
         sidecar_path: &Path,
         verify: Verify,
+        progress: &Progress,
     ) -> Result<(Store, IndexState)> {
         const NOT_WRITTEN: &str = "index writes are off";
-        let replay = |reason: String| Store::replayed(storage, reason);
+        let replay = |reason: String| Store::replayed(storage, reason, progress);
         if !sidecar_path.exists() {
             return replay(format!("no index yet; {NOT_WRITTEN}"));
         }
-        let mut store = Store::in_memory(storage.path());
+        let mut store = Store::in_memory(storage.path()).with_progress(progress);
         store.read_only = true;
         store.sidecar_path = Some(sidecar_path.to_path_buf());
         match guarded(sidecar_path, || open_database_read_only(sidecar_path)) {
@@ -198,8 +200,14 @@ impl Store {
 
     /// A store holding the whole log replayed into memory, no sidecar, reported as
     /// [`IndexState::Unindexed`] for `reason`.
-    pub fn replayed(storage: &dyn LogStorage, reason: String) -> Result<(Store, IndexState)> {
-        Store::in_memory(storage.path()).replay_unindexed(storage, reason)
+    pub fn replayed(
+        storage: &dyn LogStorage,
+        reason: String,
+        progress: &Progress,
+    ) -> Result<(Store, IndexState)> {
+        Store::in_memory(storage.path())
+            .with_progress(progress)
+            .replay_unindexed(storage, reason)
     }
 
     /// Replays the whole log into memory when no sidecar can be used.

@@ -69,7 +69,8 @@ fn flush_that_cannot_read_its_tables_keeps_answering() {
     std::fs::write(&path, &log[..half]).expect("write half");
     let sidecar = crate::index::sidecar_path(&path);
     let storage = crate::storage::FileStorage::open(&path).expect("open log");
-    let (mut store, _) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("build");
+    let (mut store, _) =
+        Store::open(&storage, &sidecar, Verify::Quick, true, &None).expect("build");
     std::fs::write(&path, &log).expect("write the rest");
     store.catch_up(&storage).expect("catch up");
     assert!(!store.overlay.records.is_empty());
@@ -128,7 +129,8 @@ fn reserved_ids_skip_every_held_id() {
     std::fs::write(&path, &log).expect("write log");
     let sidecar = crate::index::sidecar_path(&path);
     let storage = crate::storage::FileStorage::open(&path).expect("open log");
-    let (mut store, _) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("build");
+    let (mut store, _) =
+        Store::open(&storage, &sidecar, Verify::Quick, true, &None).expect("build");
     // 0x200 is in the tables; 0x204 comes into the overlay from a line appended later.
     std::fs::write(&path, log.clone() + &entry(0x204, Some(0x200))).expect("append");
     store.catch_up(&storage).expect("catch up");
@@ -192,7 +194,8 @@ fn narrow_flush_never_shadowed_by_ids_recent() {
     std::fs::write(&path, &log).expect("write log");
     let sidecar = crate::index::sidecar_path(&path);
     let storage = crate::storage::FileStorage::open(&path).expect("open log");
-    let (mut store, _) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("build");
+    let (mut store, _) =
+        Store::open(&storage, &sidecar, Verify::Quick, true, &None).expect("build");
     // A wide flush: 0x10_0000 (seq 1) goes to ids-recent.
     log += &entry(0x10_0000);
     log += &entry(0x9000_0000);
@@ -239,7 +242,8 @@ fn rebuilt(dir: &Path, name: &str, log: &[u8], flush_entries: Option<usize>) -> 
     REBUILD_FLUSH_ENTRIES.with(|cell| cell.set(flush_entries));
     let storage = crate::storage::FileStorage::open(&path).expect("open log");
     let sidecar = crate::index::sidecar_path(&path);
-    let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, true).expect("rebuild");
+    let (store, state) =
+        Store::open(&storage, &sidecar, Verify::Quick, true, &None).expect("rebuild");
     REBUILD_FLUSH_ENTRIES.with(|cell| cell.set(None));
     assert!(matches!(state, IndexState::Rebuilt { .. }), "{state:?}");
     dump(&store)
@@ -327,12 +331,13 @@ fn colliding_id_keys_answer_as_distinct_ones() {
         let storage = crate::storage::FileStorage::open(&path).expect("open log");
         let sidecar = crate::index::sidecar_path(&path);
         let (mut store, state) =
-            Store::open(&storage, &sidecar, Verify::Quick, false).expect("catch up");
+            Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("catch up");
         assert!(matches!(state, IndexState::CaughtUp { .. }), "{state:?}");
         store.flush(&storage).expect("flush");
         assert_eq!(dump(&store), expected);
         drop(store);
-        let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
+        let (store, state) =
+            Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("reopen");
         assert_eq!(state, IndexState::Fresh);
         assert_eq!(dump(&store), expected);
     });
@@ -361,12 +366,13 @@ fn recent_ids_drained_or_not_answer_as_a_rebuild() {
             std::fs::write(&path, &log[..*end]).expect("extend the log");
             let storage = crate::storage::FileStorage::open(&path).expect("open log");
             let (mut store, _) =
-                Store::open(&storage, &sidecar, Verify::Quick, false).expect("catch up");
+                Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("catch up");
             store.flush(&storage).expect("flush");
         }
         crate::index::id_table::tests::set_recent_pages_min(None);
         let storage = crate::storage::FileStorage::open(&path).expect("open log");
-        let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
+        let (store, state) =
+            Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("reopen");
         assert_eq!(state, IndexState::Fresh, "{name}");
         assert_eq!(dump(&store), expected, "{name}");
         let tables = store.tables.as_ref().expect("a sidecar is open");
@@ -403,10 +409,10 @@ fn drain_after_another_handle_flushed_part_of_the_overlay() {
     let sidecar = crate::index::sidecar_path(&path);
     std::fs::write(&path, &log[..first]).expect("write the first quarter");
     let storage = crate::storage::FileStorage::open(&path).expect("open log");
-    let (mut ahead, _) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("A");
+    let (mut ahead, _) = Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("A");
     // B indexes up to the half and flushes, leaving its ids in `ids-recent`.
     std::fs::write(&path, &log[..second]).expect("extend to the half");
-    let (mut behind, _) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("B");
+    let (mut behind, _) = Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("B");
     behind.flush(&storage).expect("B flushes");
     let recent_entries = |store: &Store| {
         let tables = store.tables.as_ref().expect("tables");
@@ -422,7 +428,8 @@ fn drain_after_another_handle_flushed_part_of_the_overlay() {
     crate::index::id_table::tests::set_recent_pages_min(None);
     flushed.expect("A flushes");
     drop((ahead, behind));
-    let (store, state) = Store::open(&storage, &sidecar, Verify::Quick, false).expect("reopen");
+    let (store, state) =
+        Store::open(&storage, &sidecar, Verify::Quick, false, &None).expect("reopen");
     assert_eq!(state, IndexState::Fresh);
     assert_eq!(recent_entries(&store), 0, "the flush drained ids-recent");
     assert_eq!(dump(&store), expected);
