@@ -5,7 +5,10 @@
 //! results, bash commands and their output, custom messages, compaction and branch summaries,
 //! session names and labels. Never keys, ids, base64 images, usage numbers or signatures.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::format::line::{self, EntryKind, Line};
 
@@ -44,39 +47,22 @@ pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
     let Line::Entry(entry) = line::classify(text, legacy_v1, false) else {
         return None;
     };
-    let value: Value = serde_json::from_str(text).ok()?;
-    let object = value.as_object()?;
     let mut out = String::new();
     let mut role = None;
-    match entry.kind {
-        EntryKind::Message => {
-            let message = object.get("message")?;
-            role = message
-                .get("role")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            message_text(message, &mut out);
+    // The typed, borrowed reading is the fast path; a line it cannot read (a duplicate key, a
+    // field of an unexpected type) is read again as a `Value`, which keeps the last of
+    // duplicate keys as pi's JSON.parse does.
+    let type_name = match typed_text(text, entry.kind, &mut out, &mut role) {
+        Some(type_name) => type_name,
+        None => {
+            out.clear();
+            role = None;
+            value_text(text, entry.kind, &mut out, &mut role)?
         }
-        EntryKind::CustomMessage => {
-            if let Some(content) = object.get("content") {
-                content_text(content, &mut out);
-            }
-        }
-        EntryKind::Compaction | EntryKind::BranchSummary => {
-            push_field(object.get("summary"), &mut out)
-        }
-        EntryKind::SessionInfo => push_field(object.get("name"), &mut out),
-        EntryKind::Label => push_field(object.get("label"), &mut out),
-        _ => return None,
-    }
+    };
     if out.is_empty() {
         return None;
     }
-    let type_name = object
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
     Some(Extracted {
         kind: entry.kind,
         type_name,
@@ -85,6 +71,163 @@ pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
         timestamp: entry.timestamp.map(|timestamp| timestamp.into_owned()),
         text: out,
     })
+}
+
+/// The fields of a line that hold searchable text, borrowed where no escape needs decoding.
+#[derive(serde::Deserialize)]
+struct TypedLine<'a> {
+    #[serde(rename = "type", borrow)]
+    type_name: Cow<'a, str>,
+    #[serde(borrow)]
+    message: Option<TypedMessage<'a>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    summary: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    label: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TypedMessage<'a> {
+    #[serde(borrow)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    command: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    output: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    summary: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct TypedBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+}
+
+fn push_some(value: &Option<Cow<'_, str>>, out: &mut String) {
+    if let Some(value) = value {
+        push(value, out);
+    }
+}
+
+/// The typed reading of [`extract`]: the entry's `type`, or `None` when the line does not
+/// have the shape it expects.
+fn typed_text(
+    text: &str,
+    kind: EntryKind,
+    out: &mut String,
+    role: &mut Option<String>,
+) -> Option<String> {
+    let line: TypedLine<'_> = serde_json::from_str(text).ok()?;
+    match kind {
+        EntryKind::Message => {
+            let message = line.message?;
+            *role = message.role.as_deref().map(str::to_owned);
+            match message.role.as_deref() {
+                Some("bashExecution") => {
+                    push_some(&message.command, out);
+                    push_some(&message.output, out);
+                }
+                Some("branchSummary" | "compactionSummary") => push_some(&message.summary, out),
+                _ => {
+                    if let Some(content) = message.content {
+                        typed_content(content, out)?;
+                    }
+                }
+            }
+        }
+        EntryKind::CustomMessage => {
+            if let Some(content) = line.content {
+                typed_content(content, out)?;
+            }
+        }
+        EntryKind::Compaction | EntryKind::BranchSummary => push_some(&line.summary, out),
+        EntryKind::SessionInfo => push_some(&line.name, out),
+        EntryKind::Label => push_some(&line.label, out),
+        _ => {}
+    }
+    Some(line.type_name.into_owned())
+}
+
+/// A `content` field read typed: a string or an array of blocks (`None`: another shape, left
+/// to the `Value` reading).
+fn typed_content(content: &RawValue, out: &mut String) -> Option<()> {
+    match content.get().as_bytes().first()? {
+        b'"' => {
+            let text: Cow<'_, str> = serde_json::from_str(content.get()).ok()?;
+            push(&text, out);
+        }
+        b'[' => {
+            let blocks: Vec<TypedBlock<'_>> = serde_json::from_str(content.get()).ok()?;
+            for block in &blocks {
+                match block.kind.as_deref() {
+                    Some("text") => push_some(&block.text, out),
+                    Some("thinking") => push_some(&block.thinking, out),
+                    Some("toolCall") => {
+                        push_some(&block.name, out);
+                        if let Some(arguments) = block.arguments {
+                            let arguments: Value = serde_json::from_str(arguments.get()).ok()?;
+                            argument_values(&arguments, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+/// The `Value` reading of [`extract`], for the lines the typed one cannot read.
+fn value_text(
+    text: &str,
+    kind: EntryKind,
+    out: &mut String,
+    role: &mut Option<String>,
+) -> Option<String> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object()?;
+    match kind {
+        EntryKind::Message => {
+            let message = object.get("message")?;
+            *role = message
+                .get("role")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            message_text(message, out);
+        }
+        EntryKind::CustomMessage => {
+            if let Some(content) = object.get("content") {
+                content_text(content, out);
+            }
+        }
+        EntryKind::Compaction | EntryKind::BranchSummary => push_field(object.get("summary"), out),
+        EntryKind::SessionInfo => push_field(object.get("name"), out),
+        EntryKind::Label => push_field(object.get("label"), out),
+        _ => {}
+    }
+    Some(
+        object
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+    )
 }
 
 /// A message's text by role: bash commands and output, summaries, or its content blocks.
@@ -221,6 +364,16 @@ mod tests {
                 r#"{"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"}"#,
                 None,
             ),
+            // Duplicate keys: the last one counts, as in pi's JSON.parse (the Value reading).
+            (
+                r#"{"type":"label","id":"b3","parentId":"b2","timestamp":"t","targetId":"a1","label":"old","label":"new"}"#,
+                Some(("new", None)),
+            ),
+            // A block that is not an object is skipped, the others still read.
+            (
+                r#"{"type":"message","id":"b4","parentId":"b3","timestamp":"t","message":{"role":"user","content":[7,{"type":"text","text":"still here"}]}}"#,
+                Some(("still here", Some("user"))),
+            ),
             ("not json", None),
         ];
         for (line, expected) in cases {
@@ -228,5 +381,37 @@ mod tests {
             let expected = expected.map(|(text, role)| (text.to_owned(), role.map(str::to_owned)));
             assert_eq!(got, expected, "line: {line}");
         }
+    }
+
+    /// The typed fast path reads every line of the bundled transcripts exactly as the
+    /// `Value` reading does (text, role and type).
+    #[test]
+    fn typed_reading_equals_value_reading() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut compared = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|ext| ext != "jsonl") {
+                continue;
+            }
+            for text in std::fs::read_to_string(&path).unwrap().lines() {
+                let Line::Entry(entry) = line::classify(text, false, false) else {
+                    continue;
+                };
+                let (mut typed_out, mut typed_role) = (String::new(), None);
+                let typed = typed_text(text, entry.kind, &mut typed_out, &mut typed_role);
+                let (mut value_out, mut value_role) = (String::new(), None);
+                let value = value_text(text, entry.kind, &mut value_out, &mut value_role);
+                if typed.is_some() {
+                    assert_eq!(
+                        (typed, typed_out, typed_role),
+                        (value, value_out, value_role),
+                        "{text}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared} lines compared");
     }
 }
