@@ -2,13 +2,15 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use treelog::{IndexState, SessionOptions};
 
 use crate::exit::{CliError, print_error};
-use crate::files::{collect_logs, nothing_found, total_bytes};
+use crate::files::{Found, collect_logs, nothing_found, total_bytes};
 use crate::index_state;
 use crate::out::Out;
 use crate::parallel::for_each_ordered;
@@ -20,7 +22,9 @@ use crate::progress;
 /// checks its sidecar index and catches it up or rebuilds it as needed, then reads the whole
 /// index and checks every value in it, rebuilding an index found damaged; --force rebuilds
 /// every index. Several files are done at once (one per core); results come in the order of
-/// the files. A progress bar is shown on a terminal. Ends with a summary line on stderr: how
+/// the files. On a terminal a progress bar on stderr moves with the bytes indexed, within a
+/// file and across files, with the throughput and the time left (--quiet: none). Ends with a
+/// summary line on stderr: how
 /// many indexes were fresh, caught up, rebuilt (and why) or failed (`no sessions found under
 /// DIR` when there were none). Exit 2 if any file failed.
 ///
@@ -38,6 +42,9 @@ pub struct Args {
     /// Build the search index of each directory (DIR/.treelog-search/) instead of sidecars.
     #[arg(long)]
     pub search: bool,
+    /// Draw no progress bar (it is drawn only when stderr is a terminal anyway).
+    #[arg(long, short)]
+    pub quiet: bool,
     /// One JSON line per file, in the order of the files: {"path", "state" (fresh, caughtUp,
     /// rebuilt, unindexed, or failed), "reason" (why rebuilt, unindexed or failed; else null),
     /// "bytes" (the log's size), "entries"}; then a last line {"summary": {"files", "fresh",
@@ -46,6 +53,9 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 }
+
+/// How often the progress bar reads the counters.
+const PROGRESS_TICK: Duration = Duration::from_millis(100);
 
 /// What happened to one file.
 struct FileResult {
@@ -72,37 +82,71 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let started = Instant::now();
     let found = collect_logs(&args.paths);
     let mut tally = Tally::default();
-    let bar = progress::bytes(total_bytes(&found));
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        progress::bytes(total_bytes(&found))
+    };
     let file_count = found.len();
+    // One counter per log, raised by the library as it indexes (`progress_bytes`); the bar
+    // shows their sum, so it moves within a file as well as across files.
+    let items: Vec<(&Found, Arc<AtomicU64>)> = found
+        .iter()
+        .map(|found| (found, Arc::new(AtomicU64::new(0))))
+        .collect();
+    let position = || -> u64 {
+        items
+            .iter()
+            .map(|(found, counter)| match found {
+                Ok(log) => counter.load(Ordering::Relaxed).min(log.bytes),
+                Err(_) => 0,
+            })
+            .sum()
+    };
     let mut done = 0;
-    let outcome = for_each_ordered(
-        &found,
-        |found| {
-            found
-                .as_ref()
-                .ok()
-                .map(|log| reindex_one(&log.path, args.force))
-        },
-        |found, outcome| {
-            done += 1;
-            bar.set_message(format!("{done}/{file_count} files"));
-            let log = match found {
-                Ok(log) => log,
-                Err(error) => {
-                    tally.failed += 1;
-                    return bar.suspend(|| report_failure(error, None, args.json, out));
+    let finished = AtomicBool::new(false);
+    let outcome = std::thread::scope(|scope| {
+        if !bar.is_hidden() {
+            scope.spawn(|| {
+                while !finished.load(Ordering::Relaxed) {
+                    bar.set_position(position());
+                    std::thread::sleep(PROGRESS_TICK);
                 }
-            };
-            bar.inc(log.bytes);
-            tally.bytes += log.bytes;
-            let result = FileResult {
-                path: log.path.clone(),
-                bytes: log.bytes,
-                outcome: outcome.expect("every log found is reindexed"),
-            };
-            bar.suspend(|| print_result(&result, &mut tally, args.json, out))
-        },
-    );
+            });
+        }
+        let outcome = for_each_ordered(
+            &items,
+            |(found, counter)| {
+                found
+                    .as_ref()
+                    .ok()
+                    .map(|log| reindex_one(&log.path, args.force, counter))
+            },
+            |(found, counter), outcome| {
+                done += 1;
+                bar.set_message(format!("{done}/{file_count} files"));
+                let log = match found {
+                    Ok(log) => log,
+                    Err(error) => {
+                        tally.failed += 1;
+                        return bar.suspend(|| report_failure(error, None, args.json, out));
+                    }
+                };
+                // A fresh index read nothing, a failed one stopped early: the file is done.
+                counter.store(log.bytes, Ordering::Relaxed);
+                bar.set_position(position());
+                tally.bytes += log.bytes;
+                let result = FileResult {
+                    path: log.path.clone(),
+                    bytes: log.bytes,
+                    outcome: outcome.expect("every log found is reindexed"),
+                };
+                bar.suspend(|| print_result(&result, &mut tally, args.json, out))
+            },
+        );
+        finished.store(true, Ordering::Relaxed);
+        outcome
+    });
     bar.finish_and_clear();
     outcome?;
     print_summary(
@@ -120,9 +164,14 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     Ok(())
 }
 
-fn reindex_one(path: &std::path::Path, force: bool) -> Result<(IndexState, u64), CliError> {
+fn reindex_one(
+    path: &std::path::Path,
+    force: bool,
+    progress_bytes: &Arc<AtomicU64>,
+) -> Result<(IndexState, u64), CliError> {
     let options = SessionOptions {
         rebuild_index: force,
+        progress_bytes: Some(progress_bytes.clone()),
         ..crate::sidecars::options()
     };
     let mut session = super::open_existing(path, options)?;
