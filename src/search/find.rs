@@ -4,7 +4,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::SearchError;
+use super::error::SearchError;
 use super::store::INDEX_DIR_NAME;
 
 /// Directory levels searched below the searched directory.

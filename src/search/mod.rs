@@ -14,8 +14,10 @@
 //! engine query), `store` (schema, catalog, lock, open/rebuild), `refresh` (catch-up),
 //! `find` (the logs under a directory).
 
+mod error;
 mod extract;
 mod find;
+mod progress;
 mod query;
 mod refresh;
 mod store;
@@ -32,8 +34,10 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Order, ReloadPolicy, Searcher, TantivyDocument, Term};
 
+pub use error::SearchError;
 pub use extract::{Extracted, extract, header_version};
 pub use find::{FoundLog, logs_under};
+pub use progress::{Progress, Quiet};
 pub use query::{CLAUSES_MAX, Clause, Filters, ParsedQuery, matches_text, parse};
 pub use refresh::RefreshCounts;
 pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, tokens};
@@ -42,38 +46,6 @@ use store::{Fields, SearchStore, TIMESTAMP_MS_FIELD, analyzer};
 
 /// Characters of text around the matched words in a snippet.
 const SNIPPET_CHARS: usize = 160;
-
-/// Why a search failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SearchError {
-    /// The query cannot be run; the reason is in the user's words.
-    #[error("bad query: {reason}")]
-    BadQuery { reason: String },
-    /// A file or directory could not be read or written.
-    #[error("{}: {operation}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        operation: &'static str,
-        source: io::Error,
-    },
-    /// Reading a log failed.
-    #[error(transparent)]
-    Log(#[from] crate::Error),
-    /// The search engine failed on the index in `path`, even after rebuilding it.
-    #[error("{}: search index: {reason}", path.display())]
-    Engine { path: PathBuf, reason: String },
-}
-
-impl SearchError {
-    pub(crate) fn io(path: impl Into<PathBuf>, operation: &'static str, source: io::Error) -> Self {
-        SearchError::Io {
-            path: path.into(),
-            operation,
-            source,
-        }
-    }
-}
 
 /// The order of hits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -115,20 +87,6 @@ pub struct Hit {
     /// Byte ranges of `snippet` that matched words.
     pub highlights: Vec<Range<usize>>,
 }
-
-/// Hears what a search or reindex is doing (the CLI prints a notice and drives a bar).
-pub trait Progress: Sync {
-    /// The index of `index_dir` is rebuilt from the logs, for `reason`.
-    fn rebuilding(&self, _index_dir: &Path, _reason: &str) {}
-    /// A refresh will read this many log bytes.
-    fn planned(&self, _bytes: u64) {}
-    /// This many more log bytes were read.
-    fn indexed(&self, _bytes: u64) {}
-}
-
-/// A [`Progress`] that ignores everything.
-pub struct Quiet;
-impl Progress for Quiet {}
 
 /// What a search covers: a directory's logs, or one log in its directory's index.
 struct Target {

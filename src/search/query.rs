@@ -12,7 +12,7 @@ use tantivy::query::{
 };
 use tantivy::schema::{Field, IndexRecordOption};
 
-use super::SearchError;
+use super::error::SearchError;
 use super::store::{Fields, tokens};
 
 /// Clauses in one query at most: a bound on the work one query can ask for.

@@ -10,10 +10,11 @@ use std::time::UNIX_EPOCH;
 
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
+use super::error::SearchError;
 use super::extract::{extract, header_version};
 use super::find::FoundLog;
+use super::progress::Progress;
 use super::store::{Fields, LogState, SearchStore, engine};
-use super::{Progress, SearchError};
 use crate::format::time::parse_iso_ms;
 use crate::scan::{LineSink, ScannedLine, scan_lines};
 use crate::storage::FileStorage;

@@ -15,7 +15,7 @@ use tantivy::tokenizer::{
 };
 use tantivy::{Index, IndexWriter};
 
-use super::SearchError;
+use super::error::SearchError;
 
 /// The index directory's name inside the searched directory.
 pub const INDEX_DIR_NAME: &str = ".treelog-search";

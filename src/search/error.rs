@@ -1,0 +1,37 @@
+//! Why a search failed: the one error type of `search`, below every file of it (they all
+//! return it; `mod.rs` re-exports it).
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a search failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// The query cannot be run; the reason is in the user's words.
+    #[error("bad query: {reason}")]
+    BadQuery { reason: String },
+    /// A file or directory could not be read or written.
+    #[error("{}: {operation}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        operation: &'static str,
+        source: io::Error,
+    },
+    /// Reading a log failed.
+    #[error(transparent)]
+    Log(#[from] crate::Error),
+    /// The search engine failed on the index in `path`, even after rebuilding it.
+    #[error("{}: search index: {reason}", path.display())]
+    Engine { path: PathBuf, reason: String },
+}
+
+impl SearchError {
+    pub(crate) fn io(path: impl Into<PathBuf>, operation: &'static str, source: io::Error) -> Self {
+        SearchError::Io {
+            path: path.into(),
+            operation,
+            source,
+        }
+    }
+}
