@@ -30,6 +30,8 @@ fn subcommands() -> Vec<String> {
         .skip_while(|line| !line.starts_with("Commands:"))
         .skip(1)
         .take_while(|line| line.starts_with("  "))
+        // A description too long for one line goes on in a line indented further: not a name.
+        .filter(|line| !line.starts_with("   "))
         .filter_map(|line| line.split_whitespace().next())
         .filter(|name| *name != "help")
         .map(String::from)
