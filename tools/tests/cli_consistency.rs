@@ -217,6 +217,7 @@ fn info_reports_the_sidecar_file_size() {
     let sidecar = PathBuf::from(format!("{}.treelog", path.display()));
     let on_disk = std::fs::metadata(&sidecar).unwrap().len();
     assert_eq!(info["indexFileBytes"].as_u64(), Some(on_disk));
+    assert_eq!(info["indexPath"].as_str(), Some(arg(&sidecar)));
     assert!(info["indexStoredBytes"].as_u64().unwrap() <= on_disk);
     let text = stdout(&run_ok(&["info", arg(&path)]));
     assert!(

@@ -105,6 +105,7 @@ fn info_without_index(stdout: &str) -> Value {
         object.remove("index");
         object.remove("indexStoredBytes");
         object.remove("indexFileBytes");
+        object.remove("indexPath");
         // The copies lie in other directories.
         object.remove("path");
     }

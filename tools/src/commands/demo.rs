@@ -195,7 +195,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
     let mut reasons_used = Vec::new();
     for path in [&sample, &generated] {
         let bytes = std::fs::metadata(path)
-            .map_err(|e| CliError::io(path, "stat", e))?
+            .map_err(|e| CliError::io(path, "read the size of the log", e))?
             .len();
         let indexed = SessionOptions::default();
         let replay = SessionOptions {

@@ -24,7 +24,8 @@ pub struct Args {
     /// type -> count), "opaqueCount", "logBytes", "indexedBytes", "tornTailBytes",
     /// "headerRecovered", "index" {"state" (fresh, caughtUp, rebuilt, unindexed), "reason",
     /// "bytes", "lines"}, "indexStoredBytes" (the tables' bytes), "indexFileBytes" (the
-    /// sidecar file's size; null without one)}, and "empty": true for an empty log.
+    /// sidecar file's size; null without one), "indexPath" (where the sidecar is: beside the
+    /// log or under --index-dir; null when no index is used)}, and "empty": true for an empty log.
     #[arg(long)]
     pub json: bool,
 }
@@ -75,6 +76,7 @@ fn collect(session: &mut Session) -> Result<Value, CliError> {
         "index": index_state::to_json(session.index_state()),
         "indexStoredBytes": session.index_stored_bytes()?,
         "indexFileBytes": session.index_file_bytes()?,
+        "indexPath": session.sidecar().map(|path| path.display().to_string()),
     }))
 }
 
@@ -139,6 +141,11 @@ fn print_human(
     };
     out.line(&format!("header:      {header_state}"))?;
     out.line(&format!("index:       {index_state}"))?;
+    let index_path = match info["indexPath"].as_str() {
+        Some(path) => path.to_string(),
+        None => "none (no index is used)".into(),
+    };
+    out.line(&format!("index file:  {index_path}"))?;
     let file_bytes = match info["indexFileBytes"].as_u64() {
         Some(bytes) => format!("the sidecar file holds {bytes} bytes"),
         None => "no sidecar file".into(),
