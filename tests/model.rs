@@ -1628,6 +1628,24 @@ fn conflict_stays_until_resolved() {
     );
 }
 
+/// Bug: an append refused (the log's first line is an entry, not a header) after an earlier
+/// conflict kept that conflict's base, so a later append reported the old conflict again
+/// instead of its own refusal (found by `session_matches_model`).
+#[test]
+fn refusal_after_a_conflict_leaves_no_base() {
+    run(
+        &[
+            Op::ExternalForeign(Foreign::UnknownType(ParentChoice::Entry(0)), After::Nothing),
+            Op::TornThenAppend(1),
+            Op::Branch(1819359971),
+            Op::Batch(2),
+            Op::BranchSummary(None, 2897116736525546097),
+        ],
+        OnConflict::Fail,
+        true,
+    );
+}
+
 /// Bug: a handle opened before its log existed kept the header it had made up after another
 /// process created the log with its own header (`session_id()` named no session on disk).
 #[test]

@@ -403,8 +403,13 @@ impl Session {
         // §2). A log with a header that pi would not read first, or in a version pi migrates,
         // is refused.
         let writes_header = self.store.settled_legacy_v1().is_none();
-        if !writes_header {
-            self.check_appendable()?;
+        if !writes_header && let Err(refused) = self.check_appendable() {
+            // The conflict rule held above: the handle has seen every line, so a refusal
+            // leaves no conflict base behind, and the next append checks only the lines
+            // written after this one (a base kept from an earlier conflict made it report
+            // that old conflict again).
+            self.conflict_base = None;
+            return Err(refused);
         }
         if torn || self.store.unterminated {
             // A torn last line, or a complete one without its `\n`: end it, so the new entry
