@@ -2,29 +2,17 @@
 //! by the first append to an empty or missing log, gets a UUIDv7 as pi writes them; a log that
 //! has lines but no header shows a UUIDv8 derived from its path, the same on every open.
 
+use treelog::format::ids;
 use treelog::{Session, SessionOptions};
 
 fn user(text: &str) -> String {
     format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#)
 }
 
-/// The version nibble of `id`, after checking the RFC 9562 layout: 36 characters of lowercase
-/// hex with dashes at 8, 13, 18 and 23, and the variant bits `10`.
+/// The version nibble of `id`, after checking the RFC 9562 layout
+/// (`treelog::format::ids::uuid_version`).
 fn uuid_version(id: &str) -> u8 {
-    assert_eq!(id.len(), 36, "{id}");
-    for (index, byte) in id.bytes().enumerate() {
-        if matches!(index, 8 | 13 | 18 | 23) {
-            assert_eq!(byte, b'-', "{id}");
-        } else {
-            assert!(
-                byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte),
-                "{id}"
-            );
-        }
-    }
-    let variant = u8::from_str_radix(&id[19..20], 16).unwrap();
-    assert_eq!(variant >> 2, 0b10, "{id}: variant");
-    u8::from_str_radix(&id[14..15], 16).unwrap()
+    ids::uuid_version(id).unwrap_or_else(|| panic!("not an RFC 9562 uuid: {id}"))
 }
 
 /// The id in the header line the log holds now.

@@ -151,6 +151,28 @@ fn format_uuid(high: u64, low: u64) -> String {
     )
 }
 
+/// The version of `id` when it is a uuid laid out as RFC 9562 and as this module writes one:
+/// 36 characters, lowercase hex with dashes at 8, 13, 18 and 23, and the variant bits `10`;
+/// `None` for anything else. The layout check the tests and the fuzz checks share.
+pub fn uuid_version(id: &str) -> Option<u8> {
+    let bytes = id.as_bytes();
+    if bytes.len() != 36 {
+        return None;
+    }
+    let layout_holds = bytes.iter().enumerate().all(|(index, &byte)| {
+        if matches!(index, 8 | 13 | 18 | 23) {
+            byte == b'-'
+        } else {
+            byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte)
+        }
+    });
+    let nibble = |index: usize| (bytes[index] as char).to_digit(16).map(|digit| digit as u8);
+    if !layout_holds || nibble(19)? >> 2 != 0b10 {
+        return None;
+    }
+    nibble(14)
+}
+
 /// A deterministic 8-hex id for entry number `seq` of a v1 file (which stores no ids), so that
 /// the same file always migrates to the same ids. `taken` resolves collisions deterministically.
 pub fn migrated_entry_id(
@@ -195,23 +217,31 @@ mod tests {
         assert_eq!(new_entry_id(|_| true).len(), 36);
     }
 
-    /// The version and variant of a uuid in the 8-4-4-4-12 form, checked against RFC 9562's
-    /// layout: lowercase hex, dashes in place, the variant bits `10`.
-    fn version_of(id: &str) -> u8 {
-        assert_eq!(id.len(), 36, "{id}");
-        for (index, byte) in id.bytes().enumerate() {
-            if matches!(index, 8 | 13 | 18 | 23) {
-                assert_eq!(byte, b'-', "{id}");
-            } else {
-                assert!(
-                    byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte),
-                    "{id}"
-                );
-            }
+    /// The layout check accepts this module's uuids and refuses each way of breaking one:
+    /// length, case, a dash out of place, a non-hex character, the variant bits.
+    #[test]
+    fn uuid_version_checks_the_layout() {
+        let cases: &[(&str, Option<u8>)] = &[
+            ("01943a1b-2c3d-7e4f-8a5b-6c7d8e9f0a1b", Some(7)),
+            ("01943a1b-2c3d-4e4f-bfff-6c7d8e9f0a1b", Some(4)),
+            ("01943a1b-2c3d-7e4f-8a5b-6c7d8e9f0a1", None),
+            ("01943a1b-2c3d-7e4f-8a5b-6c7d8e9f0a1bc", None),
+            ("01943A1B-2C3D-7E4F-8A5B-6C7D8E9F0A1B", None),
+            ("01943a1b2-c3d-7e4f-8a5b-6c7d8e9f0a1b", None),
+            ("01943a1b-2c3d-7e4f-8a5b-6c7d8e9f0a1g", None),
+            ("01943a1b-2c3d-7e4f-ca5b-6c7d8e9f0a1b", None),
+            ("01943a1b-2c3d-7e4f-7a5b-6c7d8e9f0a1b", None),
+            ("a1b2c3d4", None),
+            ("", None),
+        ];
+        for &(id, expected) in cases {
+            assert_eq!(uuid_version(id), expected, "{id}");
         }
-        let variant = u8::from_str_radix(&id[19..20], 16).unwrap();
-        assert_eq!(variant >> 2, 0b10, "{id}: variant");
-        u8::from_str_radix(&id[14..15], 16).unwrap()
+    }
+
+    /// The version of a uuid this module wrote, its layout checked.
+    fn version_of(id: &str) -> u8 {
+        uuid_version(id).unwrap_or_else(|| panic!("not an RFC 9562 uuid: {id}"))
     }
 
     /// Session ids are UUIDv7 (version 7, variant 10) carrying the timestamp, as pi's.
