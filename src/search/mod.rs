@@ -10,10 +10,12 @@
 //! is missing, damaged, of another version or half-written is rebuilt from the logs, which
 //! [`Progress::rebuilding`] announces. A lock file serializes the searches of one directory.
 //!
-//! Modules: `extract` (the searchable text of a line, pure), `query` (the syntax and the
+//! Modules: `extract` (the searchable text of a line, pure), `documents` (a log's lines
+//! that hold text, from a position: what every engine indexes), `query` (the syntax and the
 //! engine query), `store` (schema, catalog, lock, open/rebuild), `refresh` (catch-up),
 //! `find` (the logs under a directory).
 
+mod documents;
 mod error;
 mod extract;
 mod find;
@@ -34,6 +36,7 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Order, ReloadPolicy, Searcher, TantivyDocument, Term};
 
+pub use documents::{DocumentSink, LineDocument, LogPosition, read_documents};
 pub use error::SearchError;
 pub use extract::{Extracted, extract, header_version};
 pub use find::{FoundLog, logs_under};

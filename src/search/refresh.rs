@@ -10,14 +10,12 @@ use std::time::UNIX_EPOCH;
 
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
+use super::documents::{DocumentSink, LineDocument, LogPosition, read_documents};
 use super::error::SearchError;
-use super::extract::{extract, header_version};
 use super::find::FoundLog;
 use super::progress::Progress;
 use super::store::{Fields, LogState, SearchStore, engine};
 use crate::format::time::parse_iso_ms;
-use crate::scan::{LineSink, ScannedLine, scan_lines};
-use crate::storage::FileStorage;
 
 /// Bytes hashed at each end of a log's indexed prefix to recognise it again.
 const PREFIX_SAMPLE_BYTES: u64 = 64 << 10;
@@ -271,40 +269,37 @@ fn index_log(
     progress: &dyn Progress,
     dir: &Path,
 ) -> Result<(LogState, u64), SearchError> {
-    let (start, lines, legacy_v1, modified_ns) = match plan {
+    let (from, modified_ns) = match plan {
         Plan::Append(state) => (
-            state.indexed_bytes,
-            state.lines,
-            Some(state.legacy_v1),
+            LogPosition {
+                offset_bytes: state.indexed_bytes,
+                lines: state.lines,
+                legacy_v1: Some(state.legacy_v1),
+            },
             state.modified_ns,
         ),
-        _ => (0, 0, None, stamp(&log.path)),
+        _ => (LogPosition::START, stamp(&log.path)),
     };
-    let storage =
-        FileStorage::open(&log.path).map_err(|error| SearchError::io(&log.path, "open", error))?;
-    let mut sink = DocumentSink {
+    let mut sink = WriterSink {
         writer,
         fields,
         key: &log.key,
-        lines,
-        legacy_v1,
         progress,
         failure: None,
     };
-    let mut buf = Vec::new();
-    let end = scan_lines(&storage, start, size, &mut sink, &mut buf)?;
+    let end = read_documents(&log.path, from, size, &mut sink)?;
     if let Some(error) = sink.failure {
         return Err(engine(dir, error));
     }
     let state = LogState {
-        indexed_bytes: end,
-        lines: sink.lines,
+        indexed_bytes: end.offset_bytes,
+        lines: end.lines,
         size_bytes: size,
         modified_ns,
-        legacy_v1: sink.legacy_v1.unwrap_or(false),
-        prefix_hash: prefix_hash(&log.path, end)?,
+        legacy_v1: end.legacy_v1.unwrap_or(false),
+        prefix_hash: prefix_hash(&log.path, end.offset_bytes)?,
     };
-    Ok((state, end - start))
+    Ok((state, end.offset_bytes - from.offset_bytes))
 }
 
 fn stamp(path: &Path) -> u128 {
@@ -315,52 +310,31 @@ fn stamp(path: &Path) -> u128 {
         .map_or(0, |elapsed| elapsed.as_nanos())
 }
 
-/// Turns each complete line of a scan into a document.
-struct DocumentSink<'a> {
+/// Adds each document of a log to the index writer.
+struct WriterSink<'a> {
     writer: &'a IndexWriter,
     fields: Fields,
     key: &'a str,
-    /// Lines seen so far (the next line's number is this plus one).
-    lines: u64,
-    /// `None` until the first non-blank line of the log has been seen.
-    legacy_v1: Option<bool>,
     progress: &'a dyn Progress,
+    /// The writer's first failure; the documents after it are dropped and the refresh fails.
     failure: Option<tantivy::TantivyError>,
 }
 
-impl LineSink for DocumentSink<'_> {
-    fn line(&mut self, line: ScannedLine<'_>) -> crate::Result<()> {
-        self.lines += 1;
-        // A line too long to keep, or not UTF-8, holds nothing pi could read: not searched.
-        let Some(text) = line
-            .bytes
-            .and_then(|bytes| simdutf8::basic::from_utf8(bytes).ok())
-        else {
-            return Ok(());
-        };
+impl DocumentSink for WriterSink<'_> {
+    fn document(&mut self, found: LineDocument) {
         if self.failure.is_some() {
-            return Ok(());
+            return;
         }
-        let legacy_v1 = match self.legacy_v1 {
-            Some(legacy_v1) => legacy_v1,
-            None if text.trim().is_empty() => return Ok(()),
-            None => {
-                let version = header_version(text);
-                self.legacy_v1 = Some(version == Some(1));
-                if version.is_some() {
-                    return Ok(());
-                }
-                false
-            }
-        };
-        let Some(found) = extract(text, legacy_v1) else {
-            return Ok(());
-        };
+        let LineDocument {
+            line,
+            offset_bytes,
+            extracted: found,
+        } = found;
         let mut document = TantivyDocument::new();
         let fields = self.fields;
         document.add_text(fields.session, self.key);
-        document.add_u64(fields.line, self.lines);
-        document.add_u64(fields.offset, line.offset_bytes);
+        document.add_u64(fields.line, line);
+        document.add_u64(fields.offset, offset_bytes);
         document.add_text(fields.id, &found.id);
         document.add_text(fields.type_name, &found.type_name);
         document.add_text(fields.role, found.role.as_deref().unwrap_or(""));
@@ -374,11 +348,9 @@ impl LineSink for DocumentSink<'_> {
         if let Err(error) = self.writer.add_document(document) {
             self.failure = Some(error);
         }
-        Ok(())
     }
 
-    fn consumed(&mut self, bytes: &[u8]) -> crate::Result<()> {
-        self.progress.indexed(bytes.len() as u64);
-        Ok(())
+    fn read_bytes(&mut self, len_bytes: u64) {
+        self.progress.indexed(len_bytes);
     }
 }
