@@ -4,10 +4,12 @@
 //! system's error numbers. The kinds a test can bring about through the API are brought about
 //! that way; the rest are built and displayed.
 
-use std::io;
-use std::path::{Path, PathBuf};
+mod common;
 
-use treelog::storage::{FileIdentity, LogStorage, MemoryStorage};
+use std::io;
+use std::path::PathBuf;
+
+use common::hooked_storage::HookedStorage;
 use treelog::{Error, OnConflict, Session, SessionOptions};
 
 fn user(text: &str) -> String {
@@ -208,44 +210,12 @@ fn api_errors_read_as_pinned() {
     );
 }
 
-/// A log whose appends fail with a given error, over memory.
-struct FailingAppends {
-    inner: MemoryStorage,
-    error: io::ErrorKind,
-}
-
-impl LogStorage for FailingAppends {
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-    fn identity(&self) -> io::Result<FileIdentity> {
-        self.inner.identity()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read_at(offset, buf)
-    }
-    fn append(&mut self, _bytes: &[u8]) -> io::Result<u64> {
-        Err(self.error.into())
-    }
-    fn sync(&mut self) -> io::Result<()> {
-        self.inner.sync()
-    }
-    fn lock(&mut self) -> io::Result<()> {
-        self.inner.lock()
-    }
-    fn unlock(&mut self) -> io::Result<()> {
-        self.inner.unlock()
-    }
-}
-
 /// A failed write says why in words, and the handle then refuses writes, saying why and what
 /// to do.
 #[test]
 fn failed_write_then_poisoned() {
-    let storage = FailingAppends {
-        inner: MemoryStorage::new("/w/s.jsonl", Vec::new()),
-        error: io::ErrorKind::StorageFull,
-    };
+    let storage =
+        HookedStorage::new("/w/s.jsonl", Vec::new()).failing_appends(io::ErrorKind::StorageFull);
     let mut session = Session::open_storage(Box::new(storage), SessionOptions::default()).unwrap();
     let first = session
         .append_message(&user("one"))

@@ -40,6 +40,23 @@ fn write_log(path: &Path, entries: usize) {
     session.close().unwrap();
 }
 
+/// A log `s.jsonl` of `entries` user messages in `dir` with its index built beside it: the
+/// log's path and the sidecar's.
+fn indexed_log(dir: &Path, entries: usize) -> (PathBuf, PathBuf) {
+    let log = dir.join("s.jsonl");
+    write_log(&log, entries);
+    drop(Session::open(&log, SessionOptions::default()).unwrap());
+    let sidecar = treelog::sidecar_path(&log);
+    (log, sidecar)
+}
+
+/// Ends the log with a torn line, which `repair` cuts.
+fn tear_tail(log: &Path) {
+    let mut bytes = std::fs::read(log).unwrap();
+    bytes.extend_from_slice(br#"{"type":"message","id":"tor"#);
+    std::fs::write(log, &bytes).unwrap();
+}
+
 fn in_dir(dir: &Path) -> SessionOptions {
     SessionOptions {
         index_dir: Some(dir.to_path_buf()),
@@ -206,10 +223,7 @@ fn read_only_without_an_index_writes_nothing() {
 #[test]
 fn read_only_reads_a_valid_index_without_writing_it() {
     let root = tempfile::tempdir().unwrap();
-    let log = root.path().join("s.jsonl");
-    write_log(&log, 3);
-    drop(Session::open(&log, SessionOptions::default()).unwrap());
-    let sidecar = treelog::sidecar_path(&log);
+    let (log, sidecar) = indexed_log(root.path(), 3);
     let sidecar_before = std::fs::read(&sidecar).unwrap();
 
     let session = Session::open(&log, read_only(None)).unwrap();
@@ -232,10 +246,7 @@ fn read_only_reads_a_valid_index_without_writing_it() {
 #[test]
 fn read_only_leaves_a_damaged_index_alone() {
     let root = tempfile::tempdir().unwrap();
-    let log = root.path().join("s.jsonl");
-    write_log(&log, 4);
-    drop(Session::open(&log, SessionOptions::default()).unwrap());
-    let sidecar = treelog::sidecar_path(&log);
+    let (log, sidecar) = indexed_log(root.path(), 4);
     std::fs::write(&sidecar, b"not an index at all").unwrap();
 
     let session = Session::open(&log, read_only(None)).unwrap();
@@ -276,10 +287,7 @@ fn listing_verify_and_repair_follow_the_options() {
     let sidecar = treelog::sidecar_in_dir(&index_dir, &log);
     assert!(sidecar.exists());
 
-    // A torn tail for repair to cut.
-    let mut bytes = std::fs::read(&log).unwrap();
-    bytes.extend_from_slice(br#"{"type":"message","id":"tor"#);
-    std::fs::write(&log, &bytes).unwrap();
+    tear_tail(&log);
     let outcome = treelog::repair::repair_file_with(&log, true, "/p", &in_dir(&index_dir)).unwrap();
     assert!(outcome.backup.is_some());
     assert!(
@@ -293,14 +301,9 @@ fn listing_verify_and_repair_follow_the_options() {
 #[test]
 fn read_only_repair_leaves_the_sidecar_alone() {
     let root = tempfile::tempdir().unwrap();
-    let log = root.path().join("s.jsonl");
-    write_log(&log, 3);
-    drop(Session::open(&log, SessionOptions::default()).unwrap());
-    let sidecar = treelog::sidecar_path(&log);
+    let (log, sidecar) = indexed_log(root.path(), 3);
     let sidecar_before = std::fs::read(&sidecar).unwrap();
-    let mut bytes = std::fs::read(&log).unwrap();
-    bytes.extend_from_slice(br#"{"type":"message","id":"tor"#);
-    std::fs::write(&log, &bytes).unwrap();
+    tear_tail(&log);
 
     treelog::repair::repair_file_with(&log, true, "/p", &read_only(None)).unwrap();
     assert_eq!(std::fs::read(&sidecar).unwrap(), sidecar_before);

@@ -2,12 +2,14 @@
 //! with the bytes indexed, chunk by chunk within one log, never goes back, and ends at the
 //! log's length, for a rebuild, a catch-up and a replay without index.
 
+mod common;
+
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use treelog::storage::{FileIdentity, LogStorage, MemoryStorage};
+use common::hooked_storage::HookedStorage;
 use treelog::{Session, SessionOptions};
 
 /// A pi-shaped log of `entries` messages, each about 300 bytes: several scan chunks (1 MiB).
@@ -36,42 +38,6 @@ fn message_lines(prefix: &str, count: usize) -> String {
     lines
 }
 
-/// A log in memory that notes the progress counter's value before each read: what a bar
-/// drawing between chunks would show.
-struct Watched {
-    inner: MemoryStorage,
-    progress: Arc<AtomicU64>,
-    seen: Arc<Mutex<Vec<u64>>>,
-}
-
-impl LogStorage for Watched {
-    fn path(&self) -> &Path {
-        self.inner.path()
-    }
-    fn identity(&self) -> io::Result<FileIdentity> {
-        self.inner.identity()
-    }
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.seen
-            .lock()
-            .unwrap()
-            .push(self.progress.load(Ordering::Relaxed));
-        self.inner.read_at(offset, buf)
-    }
-    fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
-        self.inner.append(bytes)
-    }
-    fn sync(&mut self) -> io::Result<()> {
-        self.inner.sync()
-    }
-    fn lock(&mut self) -> io::Result<()> {
-        self.inner.lock()
-    }
-    fn unlock(&mut self) -> io::Result<()> {
-        self.inner.unlock()
-    }
-}
-
 fn with_progress(progress: &Arc<AtomicU64>) -> SessionOptions {
     SessionOptions {
         progress_bytes: Some(progress.clone()),
@@ -88,11 +54,11 @@ fn progress_moves_chunk_by_chunk() {
     assert!(len > 5 * 1024 * 1024, "{len} bytes: at least 5 chunks");
     let progress = Arc::new(AtomicU64::new(0));
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let storage = Watched {
-        inner: MemoryStorage::new("/w/s.jsonl", bytes),
-        progress: progress.clone(),
-        seen: seen.clone(),
-    };
+    // What a bar drawing between chunks would show: the counter before each read.
+    let storage = HookedStorage::new("/w/s.jsonl", bytes).before_each_read({
+        let (progress, seen) = (progress.clone(), seen.clone());
+        move || seen.lock().unwrap().push(progress.load(Ordering::Relaxed))
+    });
     let session = Session::open_storage(Box::new(storage), with_progress(&progress)).unwrap();
     assert_eq!(session.entry_count().unwrap(), 20_000);
     assert_eq!(progress.load(Ordering::Relaxed), len);

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use common::rng::Rng;
+use common::search_texts::{EntryText, entry_texts};
 use treelog::search::{self, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
 
 /// Every hit a test can see: (log path, line, id).
@@ -120,37 +121,12 @@ fn generated(rng: &mut Rng, entries: usize) -> String {
     text
 }
 
-/// Every entry with searchable text under `dir`: (log, line, id, text), read line by line.
-fn entry_texts(dir: &Path) -> Vec<(PathBuf, u64, String, String)> {
-    let mut entries = Vec::new();
-    for log in search::logs_under(dir).unwrap() {
-        let bytes = std::fs::read(&log.path).unwrap();
-        let complete = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |at| at + 1);
-        let mut legacy_v1 = None;
-        for (n, line) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
-            let Ok(text) = std::str::from_utf8(line) else {
-                continue;
-            };
-            if legacy_v1.is_none() && !text.trim().is_empty() {
-                legacy_v1 = Some(search::header_version(text) == Some(1));
-            }
-            if let Some(found) = search::extract(text, legacy_v1.unwrap_or(false)) {
-                entries.push((log.path.clone(), n as u64 + 1, found.id, found.text));
-            }
-        }
-    }
-    entries
-}
-
 /// The hits of `query` among `entries`, found by reading each entry's text.
-fn brute_force_in(entries: &[(PathBuf, u64, String, String)], query: &ParsedQuery) -> HitSet {
+fn brute_force_in(entries: &[EntryText], query: &ParsedQuery) -> HitSet {
     entries
         .iter()
-        .filter(|(_, _, _, text)| search::matches_text(query, text))
-        .map(|(path, line, id, _)| (path.clone(), *line, id.clone()))
+        .filter(|entry| search::matches_text(query, &entry.text))
+        .map(|entry| (entry.path.clone(), entry.line, entry.id.clone()))
         .collect()
 }
 

@@ -2,7 +2,10 @@
 
 #![allow(dead_code)]
 
+pub mod hooked_storage;
 pub mod rng;
+#[cfg(feature = "search")]
+pub mod search_texts;
 
 use std::path::Path;
 

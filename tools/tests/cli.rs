@@ -1,6 +1,8 @@
 //! End-to-end tests of the `treelog` binary: each runs it on a private copy of the bundled
 //! pi transcript (or a file made for the test) in its own temporary directory.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -37,17 +39,7 @@ fn treelog_env(args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
     for (key, value) in env {
         command.env(key, value);
     }
-    let mut child = command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn treelog");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    child.wait_with_output().expect("wait for treelog")
+    common::output_with_stdin(command.args(args), stdin)
 }
 
 fn stdout(output: &Output) -> String {

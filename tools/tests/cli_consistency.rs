@@ -5,25 +5,22 @@
 //! clean; the commands that check many files end with one summary line on stderr, also when all
 //! are clean and when a directory holds no session; `reindex --json` reports in argument order.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
 fn treelog(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_treelog"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_treelog"));
+    // The environment keeps the default sessions directory of `list` away from the user's.
+    command
         .args(args)
-        // Keeps the default sessions directory of `list` away from the user's.
-        .env("PI_CODING_AGENT_DIR", "/nonexistent-treelog-test")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn treelog");
-    drop(child.stdin.take());
-    child.wait_with_output().expect("wait for treelog")
+        .env("PI_CODING_AGENT_DIR", "/nonexistent-treelog-test");
+    common::output_with_stdin(&mut command, "")
 }
 
 fn stdout(output: &Output) -> String {

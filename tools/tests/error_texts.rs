@@ -7,10 +7,11 @@
 //! Root ignores file permissions, so under root the binary runs as `nobody` through
 //! `setpriv`; where that is impossible the test says why and checks nothing.
 
-use std::io::Write;
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 /// The uid and gid of `nobody` on Debian and most Linux systems.
 const NOBODY_ID: &str = "65534";
@@ -57,17 +58,7 @@ fn run(runner: &[String], args: &[&str], stdin: &str) -> Output {
         }
         None => Command::new(env!("CARGO_BIN_EXE_treelog")),
     };
-    let mut child = command
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn treelog");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    child.wait_with_output().expect("wait for treelog")
+    common::output_with_stdin(command.args(args), stdin)
 }
 
 fn set_mode(path: &Path, mode: u32) {

@@ -2,6 +2,8 @@
 //! beside the logs or in the index directory; with `--index-dir DIR` (or `TREELOG_INDEX_DIR`,
 //! which the flag overrides) the session folder is left untouched and the indexes go to DIR.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -99,21 +101,17 @@ fn no_index_write_writes_nothing() {
     }
     assert!(!index_dir.exists());
 
-    let mut append = Command::new(env!("CARGO_BIN_EXE_treelog"))
-        .args(["append", text(&logs[0]), "--no-index-write"])
-        .env_remove("TREELOG_INDEX_DIR")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    use std::io::Write;
-    append
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"{\"role\":\"user\",\"content\":\"one more\",\"timestamp\":1}\n")
-        .expect("write");
-    assert!(append.wait().expect("wait").success());
+    let append = common::output_with_stdin(
+        Command::new(env!("CARGO_BIN_EXE_treelog"))
+            .args(["append", text(&logs[0]), "--no-index-write"])
+            .env_remove("TREELOG_INDEX_DIR"),
+        "{\"role\":\"user\",\"content\":\"one more\",\"timestamp\":1}\n",
+    );
+    assert!(
+        append.status.success(),
+        "append failed: {}",
+        String::from_utf8_lossy(&append.stderr)
+    );
     let after = snapshot(root.path());
     assert_eq!(
         after.keys().collect::<Vec<_>>(),

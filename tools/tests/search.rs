@@ -4,6 +4,8 @@
 
 #[path = "../../tests/common/rng.rs"]
 mod rng;
+#[path = "../../tests/common/search_texts.rs"]
+mod search_texts;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use rng::Rng;
+use search_texts::entry_texts;
 use serde_json::Value;
 use treelog::search;
 
@@ -46,25 +49,11 @@ fn corpus() -> tempfile::TempDir {
 /// found by reading every line; sessions are written as `prefix` joined with the relative path.
 fn brute_force(dir: &Path, prefix: &Path, query: &str) -> BTreeSet<(PathBuf, u64, String)> {
     let query = search::parse(query).unwrap();
-    let mut hits = BTreeSet::new();
-    for log in search::logs_under(dir).unwrap() {
-        let bytes = std::fs::read(&log.path).unwrap();
-        let complete = bytes
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |at| at + 1);
-        for (n, line) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
-            let Ok(text) = std::str::from_utf8(line) else {
-                continue;
-            };
-            if let Some(found) = search::extract(text, false)
-                && search::matches_text(&query, &found.text)
-            {
-                hits.insert((prefix.join(&log.key), n as u64 + 1, found.id));
-            }
-        }
-    }
-    hits
+    entry_texts(dir)
+        .into_iter()
+        .filter(|entry| search::matches_text(&query, &entry.text))
+        .map(|entry| (prefix.join(&entry.key), entry.line, entry.id))
+        .collect()
 }
 
 fn json_hits(output: &Output) -> Vec<Value> {
