@@ -430,3 +430,85 @@ export declare class SessionManager {
     static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
     static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
 }
+/**
+ * One entry that holds the words of a search: exactly the keys and values of
+ * `treelog search --json`.
+ */
+export interface SearchHit {
+    /** The log, as found from the path searched (`DIR/sub/x.jsonl`, or the file as given). */
+    session: string;
+    /** 1-based line number of the entry in the log. */
+    line: number;
+    id: string;
+    /** The entry's `type` (`message`, `compaction`, `custom_message`, ...). */
+    type: string;
+    /** A message's role (`user`, `assistant`, `toolResult`, `bashExecution`, ...); null for other entries. */
+    role: string | null;
+    timestamp: string | null;
+    /** BM25 score of the entry for the query (higher is better). */
+    score: number;
+    /** Text around the matched words, on one line. */
+    snippet: string;
+}
+/** An index found missing, damaged, of another version or half-written, rebuilt from the logs. */
+export interface SearchNotice {
+    /** The index directory (`DIR/.treelog-search`). */
+    indexDir: string;
+    /** Why it is rebuilt, in words. */
+    reason: string;
+    /** The one line `treelog search` prints on stderr for it. */
+    message: string;
+}
+/** Log bytes read into the index so far, of those planned (both grow when several directories are searched). */
+export interface SearchProgress {
+    plannedBytes: number;
+    indexedBytes: number;
+}
+export interface SearchEvents {
+    /** Called on the event loop when an index is rebuilt, before the promise settles. */
+    onNotice?: (notice: SearchNotice) => void;
+    /** Called on the event loop while logs are read (at most every 50 ms, and once at the end of each batch). */
+    onProgress?: (progress: SearchProgress) => void;
+}
+/** The flags of `treelog search`. */
+export interface SearchOptions extends SearchEvents {
+    /** Only messages of this role (`tool`: tool results and bash executions). */
+    role?: "user" | "assistant" | "tool";
+    /** Only entries of this `type` (`message`, `compaction`, `branch_summary`, `custom_message`, `session_info`, `label`). */
+    type?: string;
+    /** Only entries at or after this ISO time (a date alone is its midnight, UTC). */
+    since?: string;
+    /** Only entries at or before this ISO time (a date alone includes that whole day, UTC). */
+    until?: string;
+    /** Hits at most, a whole number of 1 or more (default 20). */
+    limit?: number;
+    /** Best match first (default) or latest first. */
+    sort?: "score" | "newest";
+}
+/**
+ * `treelog search --json QUERY PATH...`: the entries of the sessions under `paths` that hold
+ * the words of `query` (words ANDed, `"a phrase"`, `-word` excluded, `word*` a prefix;
+ * case-insensitive). Each path is a session file or a directory searched recursively for
+ * `*.jsonl`; default: the current directory (an empty array searches nothing). Runs on a
+ * worker thread; the index beside the sessions is brought up to date first.
+ * Rejects with `code` `TREELOG_BAD_QUERY`, `TREELOG_IO` (an unreadable path),
+ * `TREELOG_INVALID_INPUT` (a bad option value) or `TREELOG_SEARCH_INDEX`.
+ */
+export declare function search(query: string, paths?: string | readonly string[] | null, options?: SearchOptions): Promise<SearchHit[]>;
+/** What `reindexSearch` did: the keys of `treelog reindex --search --json`. */
+export interface SearchReindexed {
+    path: string;
+    /** Logs found unchanged. */
+    fresh: number;
+    /** Logs that grew and were caught up. */
+    caughtUp: number;
+    /** Logs read from their start: new, rewritten or replaced. */
+    readWhole: number;
+    /** Logs gone from the directory, dropped from the index. */
+    dropped: number;
+    /** Log bytes read and indexed. */
+    bytes: number;
+    seconds: number;
+}
+/** `treelog reindex --search [--force] DIR`: builds or brings up to date the search index of the directory `dir` ahead of time, on a worker thread. */
+export declare function reindexSearch(dir: string, options?: SearchEvents & { force?: boolean }): Promise<SearchReindexed>;

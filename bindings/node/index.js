@@ -24,6 +24,8 @@ import {
   sortSessionInfos,
 } from "./listing.js";
 
+export { reindexSearch, search } from "./search.js";
+
 const native = createRequire(import.meta.url)("./native.cjs");
 const { NativeSession } = native;
 

@@ -41,7 +41,9 @@ pub use error::SearchError;
 pub use extract::{Extracted, extract, header_version};
 pub use find::{FoundLog, logs_under};
 pub use progress::{Progress, Quiet};
-pub use query::{CLAUSES_MAX, Clause, Filters, ParsedQuery, matches_text, parse};
+pub use query::{
+    CLAUSES_MAX, Clause, Filters, ParsedQuery, matches_text, parse, roles_named, time_bound_ms,
+};
 pub use refresh::RefreshCounts;
 pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, tokens};
 
@@ -89,6 +91,24 @@ pub struct Hit {
     pub snippet: String,
     /// Byte ranges of `snippet` that matched words.
     pub highlights: Vec<Range<usize>>,
+}
+
+impl Hit {
+    /// The hit as `treelog search --json` prints it: exactly the keys `session`, `line`, `id`,
+    /// `type`, `role` (null when none), `timestamp`, `score` and `snippet`.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({
+            "session": self.session.display().to_string(),
+            "line": self.line,
+            "id": self.id,
+            "type": self.type_name,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "score": self.score,
+            "snippet": self.snippet,
+        })
+        .to_string()
+    }
 }
 
 /// What a search covers: a directory's logs, or one log in its directory's index.
@@ -153,6 +173,28 @@ pub fn search(
     .map(|(hits, _)| hits)
 }
 
+/// Searches each of `paths` as [`search`] does; the hits of several paths are put in one
+/// order (`options.sort`; equal ones keep the order of `paths`) and cut to `options.limit`.
+pub fn search_paths(
+    paths: &[PathBuf],
+    query: &ParsedQuery,
+    options: &SearchOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<Hit>, SearchError> {
+    let mut hits = Vec::new();
+    for path in paths {
+        hits.extend(search(path, query, options, progress)?);
+    }
+    if paths.len() > 1 {
+        match options.sort {
+            SortOrder::Score => hits.sort_by(|a, b| b.score.total_cmp(&a.score)),
+            SortOrder::Newest => hits.sort_by_key(|hit| std::cmp::Reverse(hit.timestamp_ms)),
+        }
+        hits.truncate(options.limit);
+    }
+    Ok(hits)
+}
+
 /// Brings the index of the directory `dir` up to date ahead of time (`treelog reindex
 /// --search`), with `force` discarding it first, and waits for the engine's merges.
 pub fn reindex(
@@ -167,12 +209,16 @@ pub fn reindex(
         only_key: None,
         base: dir.to_path_buf(),
     };
-    if force {
+    let opened = if force {
         let (store, _) = SearchStore::open(dir)?;
         progress.rebuilding(&store.dir, "--force");
-        drop(store.rebuild()?);
-    }
-    with_fresh_store(&target, true, progress, |_| Ok(())).map(|((), counts)| counts)
+        // The emptied index is used as it is: reopened, it would read as half-written (no
+        // catalog yet) and be announced and rebuilt a second time.
+        (store.rebuild()?, None)
+    } else {
+        SearchStore::open(dir)?
+    };
+    with_store(opened, &target, true, progress, |_| Ok(())).map(|((), counts)| counts)
 }
 
 /// Opens the index of `target`, refreshes it and runs `then`; an index found damaged on the
@@ -182,11 +228,19 @@ fn with_fresh_store<T>(
     merge_fully: bool,
     progress: &dyn Progress,
     then: impl Fn(&SearchStore) -> Result<T, SearchError>,
-) -> Result<(T, RefreshCounts), SearchError>
-where
-    T: Sized,
-{
-    let (mut store, rebuilt) = SearchStore::open(&target.dir)?;
+) -> Result<(T, RefreshCounts), SearchError> {
+    let opened = SearchStore::open(&target.dir)?;
+    with_store(opened, target, merge_fully, progress, then)
+}
+
+/// [`with_fresh_store`] on a store already opened (`rebuilt`: why it was rebuilt on opening).
+fn with_store<T>(
+    (mut store, rebuilt): (SearchStore, Option<String>),
+    target: &Target,
+    merge_fully: bool,
+    progress: &dyn Progress,
+    then: impl Fn(&SearchStore) -> Result<T, SearchError>,
+) -> Result<(T, RefreshCounts), SearchError> {
     if let Some(reason) = rebuilt {
         progress.rebuilding(&store.dir, &reason);
     }

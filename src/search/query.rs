@@ -46,6 +46,31 @@ pub struct Filters {
     pub until_ms: Option<i64>,
 }
 
+/// The roles a user's `role` filter accepts: `user`, `assistant`, or `tool` (tool results and
+/// bash executions); `None` for any other word.
+pub fn roles_named(role: &str) -> Option<Vec<String>> {
+    let roles: &[&str] = match role {
+        "user" => &["user"],
+        "assistant" => &["assistant"],
+        "tool" => &["toolResult", "bashExecution"],
+        _ => return None,
+    };
+    Some(roles.iter().map(|role| (*role).to_owned()).collect())
+}
+
+/// The epoch ms of a `since` / `until` bound written as an ISO time. A date alone is its
+/// midnight UTC, or with `end_of_day` (an `until`) its last millisecond, so that the bound
+/// includes that whole day. `None` when `text` is not an ISO time.
+pub fn time_bound_ms(text: &str, end_of_day: bool) -> Option<i64> {
+    let ms = crate::format::time::parse_iso_ms(text)?;
+    let date_only = text.len() == 10 && !text.contains('T');
+    Some(if end_of_day && date_only {
+        ms + 86_400_000 - 1
+    } else {
+        ms
+    })
+}
+
 /// Parses the query text. A bad query is an error that says why in the user's words.
 pub fn parse(text: &str) -> Result<ParsedQuery, SearchError> {
     let mut clauses = Vec::new();
@@ -279,6 +304,39 @@ mod tests {
     }
 
     /// A query that cannot mean anything is refused with a reason, never run.
+    /// A date alone bounds from its midnight, and an `until` date includes its whole day; a
+    /// full time is taken as written; anything else is not a bound.
+    #[test]
+    fn time_bounds() {
+        let midnight_ms = 1_738_281_600_000; // 2025-01-31T00:00:00Z
+        for (text, end_of_day, expected) in [
+            ("2025-01-31", false, Some(midnight_ms)),
+            ("2025-01-31", true, Some(midnight_ms + 86_400_000 - 1)),
+            (
+                "2025-01-31T12:00:00Z",
+                false,
+                Some(midnight_ms + 43_200_000),
+            ),
+            ("2025-01-31T12:00:00Z", true, Some(midnight_ms + 43_200_000)),
+            ("31/01/2025", false, None),
+            ("yesterday", true, None),
+        ] {
+            assert_eq!(time_bound_ms(text, end_of_day), expected, "{text}");
+        }
+    }
+
+    /// `tool` stands for both kinds of tool output; an unknown role is refused.
+    #[test]
+    fn role_names() {
+        assert_eq!(roles_named("user"), Some(vec!["user".to_owned()]));
+        assert_eq!(
+            roles_named("tool"),
+            Some(vec!["toolResult".to_owned(), "bashExecution".to_owned()])
+        );
+        assert_eq!(roles_named("toolResult"), None);
+        assert_eq!(roles_named("User"), None);
+    }
+
     #[test]
     fn refuses_bad_queries() {
         for text in ["", "   ", "-word", "\"open phrase", "!!!", "*"] {

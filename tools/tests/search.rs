@@ -294,6 +294,17 @@ fn reindex_search_builds_ahead() {
         (Some(3), Some(0))
     );
     let output = treelog(
+        &["reindex", "--search", "--force", ".", "--json"],
+        dir.path(),
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["readWhole"], 3);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "treelog: ./.treelog-search: --force; rebuilding the search index from the logs\n",
+        "one notice for --force (the emptied index was once taken for a half-written one)"
+    );
+    let output = treelog(
         &["reindex", "--search", "pi16-sample-300.jsonl"],
         dir.path(),
     );

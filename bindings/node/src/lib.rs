@@ -9,11 +9,13 @@
 //! log); the append that brings the first such message writes the whole log to the file in
 //! one write (created exclusively, as pi's `"wx"`), and the handle continues on the file.
 //!
-//! Errors reach JS as `Error`s whose `code` is stable (`TREELOG_*`, see [`code_of`]); a
+//! Errors reach JS as `Error`s whose `code` is stable (`TREELOG_*`, see [`code_of`] and
+//! [`search_code_of`], the only places codes of the engine's errors are chosen); a
 //! panic in the engine becomes a `TREELOG_PANIC` error and leaves the handle unusable, never
 //! aborting the process.
 
 pub mod listing;
+pub mod search;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -41,6 +43,18 @@ fn code_of(error: &treelog::Error) -> &'static str {
         treelog::Error::Conflict { .. } => "TREELOG_CONFLICT",
         treelog::Error::Poisoned { .. } => "TREELOG_POISONED",
         treelog::Error::InvalidInput { .. } => "TREELOG_INVALID_INPUT",
+        _ => "TREELOG_ERROR",
+    }
+}
+
+/// The stable code of a search error (`search.rs`); a log's own error keeps its code.
+fn search_code_of(error: &treelog::search::SearchError) -> &'static str {
+    use treelog::search::SearchError;
+    match error {
+        SearchError::BadQuery { .. } => "TREELOG_BAD_QUERY",
+        SearchError::Io { .. } => "TREELOG_IO",
+        SearchError::Log(error) => code_of(error),
+        SearchError::Engine { .. } => "TREELOG_SEARCH_INDEX",
         _ => "TREELOG_ERROR",
     }
 }

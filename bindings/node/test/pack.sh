@@ -3,7 +3,7 @@
 # (issue 20, item 8): the tarball must carry index.js, native.cjs and the built .node addon.
 # It packs this folder (after `npm run build` or `npm run build:debug`), installs the tarball
 # into a fresh temporary project with `npm install ./treelog-*.tgz`, imports "treelog" there
-# under the Node on PATH and under Node 24, and writes, reopens and reads a session.
+# under the Node on PATH and under Node 24, and writes, reopens, reads and searches a session.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 package_dir="$PWD"
@@ -20,7 +20,7 @@ npm pack --pack-destination "$work" --loglevel=error >/dev/null
 tarball="$(cd "$work" && ls treelog-*.tgz)"
 echo "pack.sh: $tarball, $(du -h "$work/$tarball" | cut -f1)"
 contents="$(tar -tzf "$work/$tarball")"
-for required in package/index.js package/listing.js package/index.d.ts package/native.cjs; do
+for required in package/index.js package/listing.js package/search.js package/index.d.ts package/native.cjs; do
   grep -qx "$required" <<<"$contents" || { echo "pack.sh: $required missing from $tarball" >&2; exit 1; }
 done
 grep -q '^package/.*\.node$' <<<"$contents" || { echo "pack.sh: no .node addon in $tarball" >&2; exit 1; }
@@ -37,7 +37,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager, CURRENT_SESSION_VERSION } from "treelog";
+import { SessionManager, CURRENT_SESSION_VERSION, search } from "treelog";
 
 const dir = mkdtempSync(join(tmpdir(), "treelog-pack-session-"));
 const session = SessionManager.create("/work/project", dir);
@@ -54,6 +54,8 @@ assert.ok(existsSync(`${file}.treelog`), "the sidecar index was written");
 const listed = await SessionManager.list("/work/project", dir);
 assert.deepEqual(listed.map((info) => info.path), [file]);
 assert.equal(listed[0].messageCount, 2);
+const hits = await search("hello", dir);
+assert.deepEqual(hits.map((hit) => [hit.session, hit.line, hit.role]), [[file, 2, "user"]]);
 console.log(`pack.sh: node ${process.version}: installed package opened ${file}`);
 EOF
 

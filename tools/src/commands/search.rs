@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use indicatif::ProgressBar;
-use serde_json::json;
 use treelog::search::{Filters, Hit, Progress, SearchOptions, SortOrder};
 
 use crate::exit::{CliError, print_error};
@@ -71,6 +70,17 @@ pub enum Role {
     Tool,
 }
 
+impl Role {
+    /// The role's name in the library's terms (`treelog::search::roles_named`).
+    fn name(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sort {
     Score,
@@ -81,12 +91,10 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let query = treelog::search::parse(&args.query)?;
     let options = SearchOptions {
         filters: Filters {
-            roles: match args.role {
-                None => Vec::new(),
-                Some(Role::User) => vec!["user".into()],
-                Some(Role::Assistant) => vec!["assistant".into()],
-                Some(Role::Tool) => vec!["toolResult".into(), "bashExecution".into()],
-            },
+            roles: args
+                .role
+                .and_then(|role| treelog::search::roles_named(role.name()))
+                .unwrap_or_default(),
             type_name: args.type_name.clone(),
             since_ms: args
                 .since
@@ -111,19 +119,13 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         args.paths.clone()
     };
     let notices = Notices::new(BAR_BYTES_MIN);
-    let mut hits = Vec::new();
-    for path in &paths {
-        hits.extend(treelog::search::search(path, &query, &options, &notices)?);
-    }
+    let hits = treelog::search::search_paths(&paths, &query, &options, &notices);
     notices.finish();
-    if paths.len() > 1 {
-        merge(&mut hits, options.sort);
-        hits.truncate(options.limit);
-    }
+    let hits = hits?;
     let highlight = !args.json && std::io::stdout().is_terminal();
     for hit in &hits {
         out.line(&if args.json {
-            json_line(hit)
+            hit.to_json()
         } else {
             human_line(hit, highlight)
         })?;
@@ -134,42 +136,14 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Hits of several PATHs in one order.
-fn merge(hits: &mut [Hit], sort: SortOrder) {
-    match sort {
-        SortOrder::Score => hits.sort_by(|a, b| b.score.total_cmp(&a.score)),
-        SortOrder::Newest => hits.sort_by_key(|hit| std::cmp::Reverse(hit.timestamp_ms)),
-    }
-}
-
 /// An ISO time of `--since` / `--until`; a date alone ends at its last millisecond for
 /// `--until`.
 fn time_ms(text: &str, flag: &str, end_of_day: bool) -> Result<i64, CliError> {
-    let ms = treelog::format::time::parse_iso_ms(text).ok_or_else(|| {
+    treelog::search::time_bound_ms(text, end_of_day).ok_or_else(|| {
         CliError::Usage(format!(
             "{flag} {text}: not an ISO time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)"
         ))
-    })?;
-    let date_only = text.len() == 10 && !text.contains('T');
-    Ok(if end_of_day && date_only {
-        ms + 86_400_000 - 1
-    } else {
-        ms
     })
-}
-
-fn json_line(hit: &Hit) -> String {
-    json!({
-        "session": hit.session.display().to_string(),
-        "line": hit.line,
-        "id": hit.id,
-        "type": hit.type_name,
-        "role": hit.role,
-        "timestamp": hit.timestamp,
-        "score": hit.score,
-        "snippet": hit.snippet,
-    })
-    .to_string()
 }
 
 /// `FILE:LINE  ROLE  TIMESTAMP  snippet`, matched words highlighted when `highlight`.

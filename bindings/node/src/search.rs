@@ -1,0 +1,458 @@
+//! The native half of `search` / `reindexSearch` (issue 21, item 4): `treelog search` and
+//! `treelog reindex --search` on a libuv worker thread, so that neither holds the event loop
+//! while an index is built or caught up.
+//!
+//! Each call takes its whole request as one JSON string and answers with one JSON string
+//! (parsed in JS, as every answer of this package is): `{"hits": [hit, ...]}` (each hit
+//! exactly the CLI's `--json` object, [`treelog::search::Hit::to_json`]), `{"reindexed": ...}`,
+//! or `{"error": {"code", "message"}}`, whose code comes from [`crate::search_code_of`]. A
+//! rejected task could only carry napi's own status codes, so failures travel in the answer.
+//! The request's option values are checked here, in the CLI's words, so that every code of a
+//! search comes from the Rust side.
+//!
+//! While it works, a call sends events to an optional JS function on the event loop, each
+//! one JSON string: `{"notice": {"indexDir", "reason", "message"}}` when an index is rebuilt,
+//! `{"progress": {"plannedBytes", "indexedBytes"}}` while logs are read (at most one every
+//! [`PROGRESS_INTERVAL`], plus the last). The answer says how many events were sent
+//! (`"events"`), so that the JS side delivers them all before its promise settles.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use napi::bindgen_prelude::{AsyncTask, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Status, Task};
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+use treelog::search::{Filters, Progress, SearchError, SearchOptions, SortOrder};
+
+/// The JS function that hears a call's events (one JSON string each).
+pub type EventSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false>;
+
+/// Hits of a search when the caller sets no `limit` (the CLI's default).
+const LIMIT_DEFAULT: u64 = 20;
+/// The largest `limit` a JS number holds exactly.
+const LIMIT_MAX: u64 = (1 << 53) - 1;
+/// Progress events are sent at most this often (the last one always).
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// A failure in the caller's terms: a stable code and a message.
+struct Failure {
+    code: &'static str,
+    message: String,
+}
+
+impl From<SearchError> for Failure {
+    fn from(error: SearchError) -> Failure {
+        Failure {
+            code: crate::search_code_of(&error),
+            message: error.to_string(),
+        }
+    }
+}
+
+fn invalid(message: String) -> Failure {
+    Failure {
+        code: "TREELOG_INVALID_INPUT",
+        message,
+    }
+}
+
+/// What a search asks for, checked.
+struct SearchRequest {
+    query: String,
+    paths: Vec<PathBuf>,
+    options: SearchOptions,
+}
+
+/// Reads `{"query", "paths", "options"}`: `paths` null for the current directory, `options`
+/// the keys `role`, `type`, `since`, `until`, `limit` and `sort`, each optional.
+fn search_request(request: &str) -> Result<SearchRequest, Failure> {
+    let request: Value = serde_json::from_str(request)
+        .map_err(|error| invalid(format!("search: the request is not JSON: {error}")))?;
+    let query = match request.get("query") {
+        Some(Value::String(query)) => query.clone(),
+        other => {
+            return Err(invalid(format!(
+                "search: the query must be a string, got {}",
+                shown(other)
+            )));
+        }
+    };
+    let paths = match request.get("paths") {
+        None | Some(Value::Null) => vec![PathBuf::from(".")],
+        Some(Value::Array(paths)) => paths
+            .iter()
+            .map(|path| match path {
+                Value::String(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+                other => Err(invalid(format!(
+                    "search: each path must be a non-empty string, got {}",
+                    shown(Some(other))
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+        other => {
+            return Err(invalid(format!(
+                "search: paths must be a string or an array of strings, got {}",
+                shown(other)
+            )));
+        }
+    };
+    let empty = Map::new();
+    let options = match request.get("options") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(options)) => options,
+        other => {
+            return Err(invalid(format!(
+                "search: options must be an object, got {}",
+                shown(other)
+            )));
+        }
+    };
+    Ok(SearchRequest {
+        query,
+        paths,
+        options: search_options(options)?,
+    })
+}
+
+/// The options of a search, checked as the CLI checks its flags.
+fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure> {
+    const KNOWN: [&str; 6] = ["role", "type", "since", "until", "limit", "sort"];
+    if let Some(unknown) = options.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+        return Err(invalid(format!(
+            "search: unknown option `{unknown}` (known: {})",
+            KNOWN.join(", ")
+        )));
+    }
+    let text = |key: &str| -> Result<Option<&str>, Failure> {
+        match options.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            other => Err(invalid(format!(
+                "search: {key} must be a string, got {}",
+                shown(other)
+            ))),
+        }
+    };
+    let roles = match text("role")? {
+        None => Vec::new(),
+        Some(role) => treelog::search::roles_named(role).ok_or_else(|| {
+            invalid(format!(
+                "search: role {role:?} is not one of user, assistant, tool"
+            ))
+        })?,
+    };
+    let bound = |key: &str, end_of_day: bool| -> Result<Option<i64>, Failure> {
+        text(key)?
+            .map(|time| {
+                treelog::search::time_bound_ms(time, end_of_day).ok_or_else(|| {
+                    invalid(format!(
+                        "search: {key} {time:?} is not an ISO time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)"
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let limit = match options.get("limit") {
+        None | Some(Value::Null) => LIMIT_DEFAULT,
+        Some(Value::Number(number)) => number
+            .as_u64()
+            .or_else(|| {
+                // JSON.stringify writes 20.0 as 20, but a JS number may arrive as a float.
+                number
+                    .as_f64()
+                    .filter(|limit| limit.fract() == 0.0 && *limit >= 0.0)
+                    .map(|limit| limit as u64)
+            })
+            .filter(|limit| (1..=LIMIT_MAX).contains(limit))
+            .ok_or_else(|| {
+                invalid(format!(
+                    "search: limit must be a whole number of 1 or more, got {number}"
+                ))
+            })?,
+        other => {
+            return Err(invalid(format!(
+                "search: limit must be a whole number of 1 or more, got {}",
+                shown(other)
+            )));
+        }
+    };
+    let sort = match text("sort")? {
+        None | Some("score") => SortOrder::Score,
+        Some("newest") => SortOrder::Newest,
+        Some(other) => {
+            return Err(invalid(format!(
+                "search: sort {other:?} is not one of score, newest"
+            )));
+        }
+    };
+    Ok(SearchOptions {
+        filters: Filters {
+            roles,
+            type_name: text("type")?.map(str::to_owned),
+            since_ms: bound("since", false)?,
+            until_ms: bound("until", true)?,
+        },
+        limit: usize::try_from(limit).unwrap_or(usize::MAX),
+        sort,
+    })
+}
+
+/// A JSON value as the caller wrote it, for an error message.
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None => "nothing".into(),
+        Some(value) => value.to_string(),
+    }
+}
+
+/// Sends a call's notices and progress to its JS function, counting what it sent.
+struct Events {
+    sink: Option<EventSink>,
+    state: Mutex<EventState>,
+}
+
+#[derive(Default)]
+struct EventState {
+    sent: u64,
+    planned_bytes: u64,
+    indexed_bytes: u64,
+    last_progress: Option<Instant>,
+}
+
+impl Events {
+    fn new(sink: Option<EventSink>) -> Events {
+        Events {
+            sink,
+            state: Mutex::new(EventState::default()),
+        }
+    }
+
+    /// Sends `event` (with the state locked, so that events arrive in the order made).
+    fn send(&self, state: &mut EventState, event: Value) {
+        if let Some(sink) = &self.sink
+            && sink.call(event.to_string(), ThreadsafeFunctionCallMode::Blocking) == Status::Ok
+        {
+            state.sent += 1;
+        }
+    }
+
+    fn send_progress(&self, state: &mut EventState) {
+        state.last_progress = Some(Instant::now());
+        let event = json!({ "progress": {
+            "plannedBytes": state.planned_bytes,
+            "indexedBytes": state.indexed_bytes,
+        }});
+        self.send(state, event);
+    }
+
+    fn sent(&self) -> u64 {
+        self.state.lock().map_or(0, |state| state.sent)
+    }
+}
+
+impl Progress for Events {
+    fn rebuilding(&self, index_dir: &Path, reason: &str) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        // The CLI's line on stderr, word for word.
+        let message = format!(
+            "{}: {reason}; rebuilding the search index from the logs",
+            index_dir.display()
+        );
+        let event = json!({ "notice": {
+            "indexDir": index_dir.display().to_string(),
+            "reason": reason,
+            "message": message,
+        }});
+        self.send(&mut state, event);
+    }
+
+    fn planned(&self, bytes: u64) {
+        if let Ok(mut state) = self.state.lock() {
+            state.planned_bytes = state.indexed_bytes + bytes;
+            self.send_progress(&mut state);
+        }
+    }
+
+    fn indexed(&self, bytes: u64) {
+        if let Ok(mut state) = self.state.lock() {
+            state.indexed_bytes += bytes;
+            let due = state
+                .last_progress
+                .is_none_or(|last| last.elapsed() >= PROGRESS_INTERVAL);
+            if due || state.indexed_bytes >= state.planned_bytes {
+                self.send_progress(&mut state);
+            }
+        }
+    }
+}
+
+/// Runs `work`, a panic becoming a `TREELOG_PANIC` failure: it must not cross into libuv.
+fn caught(work: impl FnOnce() -> Result<String, Failure>) -> Result<String, Failure> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+        Err(Failure {
+            code: "TREELOG_PANIC",
+            message: "treelog panicked during a search".into(),
+        })
+    })
+}
+
+/// The answer of a call: its result (JSON text) under `key`, or its error, and the number of
+/// events it sent.
+fn answer(key: &str, result: Result<String, Failure>, events: &Events) -> String {
+    let (key, value) = match result {
+        Ok(json) => (key, json),
+        Err(failure) => (
+            "error",
+            json!({ "code": failure.code, "message": failure.message }).to_string(),
+        ),
+    };
+    format!(r#"{{"{key}":{value},"events":{}}}"#, events.sent())
+}
+
+/// One search, off the event loop.
+pub struct Search {
+    request: String,
+    events: Events,
+}
+
+impl Task for Search {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        let events = &self.events;
+        let request = &self.request;
+        let result = caught(|| {
+            let request = search_request(request)?;
+            let query = treelog::search::parse(&request.query)?;
+            let hits =
+                treelog::search::search_paths(&request.paths, &query, &request.options, events)?;
+            // Each hit is already JSON; they are joined, never parsed here.
+            let mut array = String::from("[");
+            for (index, hit) in hits.iter().enumerate() {
+                if index > 0 {
+                    array.push(',');
+                }
+                array.push_str(&hit.to_json());
+            }
+            array.push(']');
+            Ok(array)
+        });
+        Ok(answer("hits", result, events))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
+/// `treelog search` on a worker thread: `request` is `{"query", "paths", "options"}`;
+/// `onEvent` hears notices and progress. The answer is described in this module's docs.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn search_json(
+    request: String,
+    #[napi(ts_arg_type = "((event: string) => void) | undefined | null")] on_event: Option<
+        EventSink,
+    >,
+) -> AsyncTask<Search> {
+    AsyncTask::new(Search {
+        request,
+        events: Events::new(on_event),
+    })
+}
+
+/// One `reindex --search`, off the event loop.
+pub struct Reindex {
+    request: String,
+    events: Events,
+}
+
+/// Reads `{"dir", "force"}` (`force`: `--force`, default false).
+fn reindex_request(request: &str) -> Result<(PathBuf, bool), Failure> {
+    let request: Value = serde_json::from_str(request)
+        .map_err(|error| invalid(format!("reindexSearch: the request is not JSON: {error}")))?;
+    let dir = match request.get("dir") {
+        Some(Value::String(dir)) if !dir.is_empty() => PathBuf::from(dir),
+        other => {
+            return Err(invalid(format!(
+                "reindexSearch: dir must be a non-empty string, got {}",
+                shown(other)
+            )));
+        }
+    };
+    let force = match request.get("force") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(force)) => *force,
+        other => {
+            return Err(invalid(format!(
+                "reindexSearch: force must be true or false, got {}",
+                shown(other)
+            )));
+        }
+    };
+    Ok((dir, force))
+}
+
+impl Task for Reindex {
+    type Output = String;
+    type JsValue = String;
+
+    fn compute(&mut self) -> napi::Result<String> {
+        let events = &self.events;
+        let request = &self.request;
+        let result = caught(|| {
+            let (dir, force) = reindex_request(request)?;
+            let metadata = std::fs::metadata(&dir).map_err(|error| {
+                Failure::from(SearchError::Io {
+                    path: dir.clone(),
+                    operation: "open",
+                    source: error,
+                })
+            })?;
+            if !metadata.is_dir() {
+                return Err(invalid(format!(
+                    "{}: reindexSearch indexes a directory's sessions: name a directory",
+                    dir.display()
+                )));
+            }
+            let started = Instant::now();
+            let counts = treelog::search::reindex(&dir, force, events)?;
+            // The keys of `treelog reindex --search --json`.
+            Ok(json!({
+                "path": dir.display().to_string(),
+                "fresh": counts.fresh,
+                "caughtUp": counts.caught_up,
+                "readWhole": counts.read_whole,
+                "dropped": counts.dropped,
+                "bytes": counts.indexed_bytes,
+                "seconds": started.elapsed().as_secs_f64(),
+            })
+            .to_string())
+        });
+        Ok(answer("reindexed", result, events))
+    }
+
+    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
+        Ok(output)
+    }
+}
+
+/// `treelog reindex --search DIR` on a worker thread: `request` is `{"dir", "force"}`;
+/// `onEvent` hears notices and progress.
+#[napi(ts_return_type = "Promise<string>")]
+pub fn reindex_search_json(
+    request: String,
+    #[napi(ts_arg_type = "((event: string) => void) | undefined | null")] on_event: Option<
+        EventSink,
+    >,
+) -> AsyncTask<Reindex> {
+    AsyncTask::new(Reindex {
+        request,
+        events: Events::new(on_event),
+    })
+}
