@@ -69,7 +69,7 @@ fn describe(state: &IndexState) -> String {
         IndexState::Fresh => "fresh (it covered the whole log)".into(),
         IndexState::CaughtUp { lines, .. } => format!("caught up ({lines} new lines read)"),
         IndexState::Rebuilt { reason, .. } => format!("built from the log ({reason})"),
-        IndexState::Unindexed { reason } => format!("not used ({reason})"),
+        IndexState::Unindexed { reason, .. } => format!("not used ({reason})"),
     }
 }
 

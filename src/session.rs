@@ -151,6 +151,7 @@ impl Session {
                 store,
                 IndexState::Unindexed {
                     reason: reason.into(),
+                    damaged: false,
                 },
             )
         };
@@ -166,6 +167,7 @@ impl Session {
         if !exists && session.options.use_index {
             session.index_state = IndexState::Unindexed {
                 reason: "no log yet; the index is created by the first open after it exists".into(),
+                damaged: false,
             };
         }
         Ok(session)
@@ -185,6 +187,7 @@ impl Session {
             options,
             IndexState::Unindexed {
                 reason: "in memory".into(),
+                damaged: false,
             },
             false,
         )
@@ -211,6 +214,7 @@ impl Session {
             options,
             IndexState::Unindexed {
                 reason: "custom storage".into(),
+                damaged: false,
             },
             true,
         )

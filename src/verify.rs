@@ -104,17 +104,21 @@ fn verify_once(path: &Path, full: bool, options: &SessionOptions) -> Result<Repo
     // answers compared are the rebuilt index's), and is a problem found of its own.
     indexed.check_index()?;
     let index_state = indexed.index_state().clone();
-    if let IndexState::Rebuilt {
-        reason,
-        damaged: true,
-    } = &index_state
-    {
-        problems.push(
-            ProblemKind::IndexDamaged,
-            None,
-            None,
-            format!("index damaged ({reason}); rebuilt from the log"),
-        );
+    // Damage is reported alike whether the sidecar was rebuilt or, with index writes off, left
+    // as it is (its reason says so).
+    let damage = match &index_state {
+        IndexState::Rebuilt {
+            reason,
+            damaged: true,
+        } => Some(format!("index damaged ({reason}); rebuilt from the log")),
+        IndexState::Unindexed {
+            reason,
+            damaged: true,
+        } => Some(format!("index damaged ({reason})")),
+        _ => None,
+    };
+    if let Some(message) = damage {
+        problems.push(ProblemKind::IndexDamaged, None, None, message);
     }
     Ok(Report {
         problems: problems.finish(),

@@ -256,6 +256,55 @@ fn read_only_leaves_a_damaged_index_alone() {
     assert_eq!(std::fs::read(&sidecar).unwrap(), b"not an index at all");
 }
 
+/// `verify` reports a damaged sidecar as `IndexDamaged` with index writes off too, as it does
+/// when it rebuilds one (the read-only run reported it only in the unindexed reason), and the
+/// read-only run leaves the sidecar's bytes as they were; a missing sidecar is no damage.
+#[test]
+fn read_only_verify_reports_a_damaged_index() {
+    use treelog::verify::{ProblemKind, verify_log_with};
+    let root = tempfile::tempdir().unwrap();
+    let (log, sidecar) = indexed_log(root.path(), 4);
+    let valid = std::fs::read(&sidecar).unwrap();
+    let damages: [(&str, Option<Vec<u8>>, bool); 3] = [
+        ("garbage", Some(b"not an index at all".to_vec()), true),
+        ("cut in half", Some(valid[..valid.len() / 2].to_vec()), true),
+        ("missing", None, false),
+    ];
+    for (name, bytes, damaged) in damages {
+        let damaged_kinds = |options: &SessionOptions| -> Vec<ProblemKind> {
+            match &bytes {
+                Some(bytes) => std::fs::write(&sidecar, bytes).unwrap(),
+                None => std::fs::remove_file(&sidecar).unwrap_or(()),
+            }
+            let report = verify_log_with(&log, false, options).unwrap();
+            let kinds = report.problems.iter().map(|problem| problem.kind).collect();
+            if !options.index_write {
+                assert_eq!(
+                    std::fs::read(&sidecar).ok(),
+                    bytes,
+                    "{name}: read-only wrote"
+                );
+            }
+            kinds
+        };
+        let expected = if damaged {
+            vec![ProblemKind::IndexDamaged]
+        } else {
+            vec![]
+        };
+        assert_eq!(
+            damaged_kinds(&read_only(None)),
+            expected,
+            "{name}, read-only"
+        );
+        assert_eq!(
+            damaged_kinds(&SessionOptions::default()),
+            expected,
+            "{name}, writable"
+        );
+    }
+}
+
 /// The library's listing and verification take the same options: read-only, they write
 /// nothing; with an index directory, nothing beside the log. A repair applied with an index
 /// directory deletes the sidecar there (the next open rebuilds it).

@@ -47,7 +47,7 @@ fn main() {
         treelog::Session::open(&path, treelog::SessionOptions::default()),
         "open",
     );
-    if let treelog::IndexState::Unindexed { reason } = session.index_state() {
+    if let treelog::IndexState::Unindexed { reason, .. } = session.index_state() {
         PROBE.usage_error(format!(
             "{} has no index ({reason}): the rate would not include index maintenance",
             path.display()

@@ -80,14 +80,25 @@ impl Session {
         } else {
             // Read-only: the damaged sidecar is left as it is; the log is replayed into memory.
             let reason = format!("{reason}; not rebuilt: index writes are off");
-            Store::replayed(self.storage.as_ref(), reason, &self.options.progress_bytes).ok()?
+            Store::replayed(
+                self.storage.as_ref(),
+                reason,
+                true,
+                &self.options.progress_bytes,
+            )
+            .ok()?
         };
+        // A read found the sidecar damaged, whatever became of it.
         let index_state = match state {
             IndexState::Rebuilt { .. } => IndexState::Rebuilt {
                 reason: reason.to_string(),
                 damaged: true,
             },
             // Could not be written (a read-only directory): the log was replayed into memory.
+            IndexState::Unindexed { reason, .. } => IndexState::Unindexed {
+                reason,
+                damaged: true,
+            },
             other => other,
         };
         Some(Recovered { store, index_state })

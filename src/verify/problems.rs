@@ -36,7 +36,8 @@ pub enum ProblemKind {
     /// An answer given through the index differs from a replay of the log.
     Index,
     /// The index was damaged (a checksum, a count or a layout check failed, or redb could not
-    /// read it) and was rebuilt from the log: the log is fine.
+    /// read it) and was rebuilt from the log, or left as it is when index writes are off: the
+    /// log is fine.
     IndexDamaged,
     /// More problems were found than are reported.
     Truncated,

@@ -29,7 +29,7 @@ pub fn human_name(state: &IndexState) -> &'static str {
 pub fn reason(state: &IndexState) -> Option<&str> {
     match state {
         IndexState::Fresh | IndexState::CaughtUp { .. } => None,
-        IndexState::Rebuilt { reason, .. } | IndexState::Unindexed { reason } => {
+        IndexState::Rebuilt { reason, .. } | IndexState::Unindexed { reason, .. } => {
             Some(reason.as_str())
         }
     }
@@ -43,7 +43,7 @@ pub fn human_detail(state: &IndexState) -> String {
         IndexState::CaughtUp { bytes, lines } => {
             format!("caught up ({bytes} bytes, {lines} lines read after the indexed prefix)")
         }
-        IndexState::Rebuilt { reason, .. } | IndexState::Unindexed { reason } => {
+        IndexState::Rebuilt { reason, .. } | IndexState::Unindexed { reason, .. } => {
             format!("{}: {reason}", human_name(state))
         }
     }
@@ -73,7 +73,10 @@ mod tests {
                 reason: "r".into(),
                 damaged: false,
             },
-            IndexState::Unindexed { reason: "r".into() },
+            IndexState::Unindexed {
+                reason: "r".into(),
+                damaged: false,
+            },
         ];
         let listed = ["fresh", "caughtUp", "rebuilt", "unindexed"];
         for (state, listed) in states.iter().zip(listed) {

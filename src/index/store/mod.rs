@@ -79,9 +79,10 @@ pub enum IndexState {
     /// or redb could not read it), as opposed to missing, of another version, or describing
     /// other log bytes.
     Rebuilt { reason: String, damaged: bool },
-    /// No sidecar is used (an in-memory session, or one that could not be written): the log
-    /// was replayed into memory.
-    Unindexed { reason: String },
+    /// No sidecar is used (an in-memory session, one that could not be written, or index
+    /// writes are off): the log was replayed into memory. `damaged`: a sidecar was there but
+    /// damaged, as for [`IndexState::Rebuilt`], and left as it is because index writes are off.
+    Unindexed { reason: String, damaged: bool },
 }
 
 /// Where a store reports how far it has indexed the log (see `SessionOptions::progress_bytes`).

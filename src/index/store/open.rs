@@ -133,7 +133,7 @@ impl Store {
                 store.tables = None;
                 if let Err(error) = store.rebuild(storage, sidecar_path) {
                     let reason = format!("{reason}; the index could not be rebuilt: {error}");
-                    return Store::replayed(storage, reason, progress);
+                    return Store::replayed(storage, reason, false, progress);
                 }
                 IndexState::Rebuilt { reason, damaged }
             }
@@ -154,9 +154,12 @@ impl Store {
         progress: &Progress,
     ) -> Result<(Store, IndexState)> {
         const NOT_WRITTEN: &str = "index writes are off";
-        let replay = |reason: String| Store::replayed(storage, reason, progress);
+        // `damaged`: the sidecar is there but cannot be trusted, as a writable open would
+        // report it before rebuilding.
+        let replay =
+            |reason: String, damaged: bool| Store::replayed(storage, reason, damaged, progress);
         if !sidecar_path.exists() {
-            return replay(format!("no index yet; {NOT_WRITTEN}"));
+            return replay(format!("no index yet; {NOT_WRITTEN}"), false);
         }
         let mut store = Store::in_memory(storage.path()).with_progress(progress);
         store.read_only = true;
@@ -164,16 +167,23 @@ impl Store {
         match guarded(sidecar_path, || open_database_read_only(sidecar_path)) {
             Ok(db) => store.db = Some(db),
             Err(error) => {
-                return replay(format!(
-                    "the sidecar cannot be opened read-only ({}); {NOT_WRITTEN}",
-                    error_reason(&error)
-                ));
+                return replay(
+                    format!(
+                        "the sidecar cannot be opened read-only ({}); {NOT_WRITTEN}",
+                        error_reason(&error)
+                    ),
+                    true,
+                );
             }
         }
         match guarded(sidecar_path, || store.load_and_check(storage, verify)) {
             Ok(Ok(())) => {}
-            Ok(Err(Doubt { reason, .. })) | Err(Error::Index { reason, .. }) => {
-                return replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"));
+            Ok(Err(Doubt { reason, damaged })) => {
+                return replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"), damaged);
+            }
+            // The index itself failed to read (corrupt pages, a redb panic).
+            Err(Error::Index { reason, .. }) => {
+                return replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"), true);
             }
             Err(error) => return Err(error),
         }
@@ -192,34 +202,23 @@ impl Store {
                 Ok((store, state))
             }
             Err(Error::Index { reason, .. }) => {
-                replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"))
+                replay(format!("{reason}; not rebuilt: {NOT_WRITTEN}"), true)
             }
             Err(error) => Err(error),
         }
     }
 
     /// A store holding the whole log replayed into memory, no sidecar, reported as
-    /// [`IndexState::Unindexed`] for `reason`.
+    /// [`IndexState::Unindexed`] for `reason` (`damaged`: a damaged sidecar was left alone).
     pub fn replayed(
         storage: &dyn LogStorage,
         reason: String,
+        damaged: bool,
         progress: &Progress,
     ) -> Result<(Store, IndexState)> {
-        Store::in_memory(storage.path())
-            .with_progress(progress)
-            .replay_unindexed(storage, reason)
-    }
-
-    /// Replays the whole log into memory when no sidecar can be used.
-    fn replay_unindexed(
-        mut self,
-        storage: &dyn LogStorage,
-        reason: String,
-    ) -> Result<(Store, IndexState)> {
-        self.db = None;
-        self.sidecar_path = None;
-        self.catch_up(storage)?;
-        Ok((self, IndexState::Unindexed { reason }))
+        let mut store = Store::in_memory(storage.path()).with_progress(progress);
+        store.catch_up(storage)?;
+        Ok((store, IndexState::Unindexed { reason, damaged }))
     }
 
     /// Reads the committed snapshot and state and checks them against the log. `Err(reason)`

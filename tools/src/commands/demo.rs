@@ -339,7 +339,7 @@ fn describe_index(state: &IndexState) -> String {
         IndexState::Fresh => "fresh".into(),
         IndexState::CaughtUp { lines, .. } => format!("caught up ({lines} new lines)"),
         IndexState::Rebuilt { reason, .. } => format!("built ({reason})"),
-        IndexState::Unindexed { reason } => format!("not used ({reason})"),
+        IndexState::Unindexed { reason, .. } => format!("not used ({reason})"),
     }
 }
 

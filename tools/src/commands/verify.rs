@@ -20,7 +20,9 @@ use crate::progress;
 /// unparseable and opaque lines, invalid UTF-8, duplicate ids, dangling parents, self-parents
 /// and parent cycles, and compactions whose firstKeptEntryId is not on their path. Then every
 /// answer of the index (entries, opaque lines, leaf, path, labels, name, tree) is compared
-/// with a fresh replay of the log. Each problem is printed as
+/// with a fresh replay of the log. A damaged index is a problem of its own (kind
+/// indexDamaged): it is rebuilt from the log, or left as it is with --no-index-write. Each
+/// problem is printed as
 /// `treelog: FILE:LINE: what is wrong (byte OFFSET)`.
 ///
 /// Several logs are checked at once (one per core); reports come in the order of the files.
