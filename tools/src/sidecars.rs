@@ -1,7 +1,8 @@
 //! Where the commands keep sidecar indexes, chosen once per run by the global options
 //! `--index-dir DIR` (or the environment variable `TREELOG_INDEX_DIR`; the flag wins) and
 //! `--no-index-write`, and applied to every session a command opens on the user's logs
-//! (`demo` and `bench` keep theirs beside their own scratch files).
+//! (`demo`'s too; `bench` keeps its sidecars beside its transcripts, which is what it
+//! measures, and says so in its `--help`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

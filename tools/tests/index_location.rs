@@ -184,3 +184,40 @@ fn environment_variable_and_flag() {
     assert_eq!(snapshot(&from_env).len(), 1);
     assert_eq!(snapshot(&sessions), before);
 }
+
+/// `demo` follows `--index-dir` as every command does (it opened its logs with the default
+/// options, so their sidecars were written beside them while `gen`'s went to DIR): its folder
+/// holds no sidecar, DIR holds one per log, the generated log's found fresh; a demo in
+/// a scratch folder takes its sidecars in DIR away with the folder.
+#[test]
+fn demo_keeps_its_sidecars_in_the_index_dir() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let (work, index_dir) = (root.path().join("work"), root.path().join("index"));
+    let args = ["demo", "--entries", "300", "--dir", text(&work)];
+    let shown = run_ok(
+        &[&["--index-dir", text(&index_dir)][..], &args].concat(),
+        None,
+    );
+    assert!(
+        shown.contains(&format!("(kept in {})", index_dir.display())),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("index fresh (`treelog gen` indexed it while writing)"),
+        "the generated log's sidecar in DIR was not the one opened: {shown}"
+    );
+    let in_work: Vec<_> = snapshot(&work)
+        .into_keys()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "treelog"))
+        .collect();
+    assert_eq!(in_work, Vec::<PathBuf>::new(), "sidecars beside the logs");
+    let logs = ["pi16-demo.jsonl", "generated-300.jsonl"].map(|name| work.join(name));
+    for log in &logs {
+        assert!(treelog::sidecar_in_dir(&index_dir, log).exists(), "{log:?}");
+    }
+
+    let scratch_index_dir = root.path().join("scratch-index");
+    std::fs::create_dir_all(&scratch_index_dir).expect("mkdir");
+    run_ok(&["demo", "--entries", "300"], Some(&scratch_index_dir));
+    assert_eq!(snapshot(&scratch_index_dir), BTreeMap::new(), "left behind");
+}

@@ -23,7 +23,8 @@ use crate::synth::{self, GenOptions, Writer};
 /// is the probe process's VmHWM. Reindexing is compared with two raw passes over the same bytes
 /// (one thread each: newline scan, a parse of the indexed fields, blake3), treelog's classify
 /// and serde_json reading three borrowed fields. Prints a Markdown table (or JSON lines with
-/// --json).
+/// --json). The sidecars measured are beside the transcripts (`<log>.treelog`), whatever
+/// --index-dir and --no-index-write say: those apply to the other commands.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A transcript to measure instead of generated ones (it is not modified, except that
@@ -141,6 +142,8 @@ fn generated(dir: &Path, entries: u64) -> Result<PathBuf, CliError> {
         edit_rate: 0.0,
         cwd: "/home/dev/project".into(),
         writer: Writer::Bulk,
+        // The sidecar beside the log: what the bench measures and copies.
+        sessions: SessionOptions::default(),
     };
     eprintln!(
         "treelog bench: generating {} ({entries} entries)",

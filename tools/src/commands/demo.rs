@@ -56,9 +56,20 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create directory", e))?;
     let result = tour(&dir, args.entries, out);
     if scratch {
+        // Sidecars kept in --index-dir are named after the logs' paths: they go with the logs.
+        if let Some(index_dir) = crate::sidecars::options().index_dir {
+            for log in [dir.join(SAMPLE_NAME), generated_path(&dir, args.entries)] {
+                let _ = std::fs::remove_file(treelog::sidecar_in_dir(&index_dir, &log));
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
     result
+}
+
+/// The generated transcript of `entries` entries in `dir`.
+fn generated_path(dir: &Path, entries: u64) -> PathBuf {
+    dir.join(format!("generated-{entries}.jsonl"))
 }
 
 fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
@@ -69,7 +80,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
          fixing a failing test with pi's bash, read and edit tools, a branch left with a summary\n\
          and a compaction (tests/pi-diff/demo_transcript.mjs writes it)."
     ))?;
-    let generated = dir.join(format!("generated-{entries}.jsonl"));
+    let generated = generated_path(dir, entries);
     if !generated.exists() {
         let bar = progress::items(entries, "entries");
         let summary = synth::generate(
@@ -83,6 +94,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
                 edit_rate: 0.0,
                 cwd: "/home/dev/project".into(),
                 writer: Writer::Session,
+                sessions: crate::sidecars::options(),
             },
             |done| bar.set_position(done),
         )?;
@@ -100,12 +112,13 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
 
     out.line(&format!(
         "\n== 1. Indexing (in {})\n\
-         The first open builds the sidecar `<log>.treelog` from one read of the log.",
-        dir.display()
+         The first open builds the sidecar `<log>.treelog` from one read of the log{}.",
+        dir.display(),
+        sidecar_place()
     ))?;
     for path in [&sample, &generated] {
         let started = Instant::now();
-        let session = Session::open(path, SessionOptions::default())?;
+        let session = Session::open(path, crate::sidecars::options())?;
         let elapsed = started.elapsed();
         let state = describe_index(session.index_state());
         session.close()?;
@@ -129,7 +142,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
          built from and the next message continues. Unmarked entries are on another branch (here\n\
          the farewell function in greet.js, left with a summary); `…` folds a straight run.",
     )?;
-    let session = Session::open(&sample, SessionOptions::default())?;
+    let session = Session::open(&sample, crate::sidecars::options())?;
     tree::draw(
         &session,
         &Drawing {
@@ -197,10 +210,10 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
         let bytes = std::fs::metadata(path)
             .map_err(|e| CliError::io(path, "read the size of the log", e))?
             .len();
-        let indexed = SessionOptions::default();
+        let indexed = crate::sidecars::options();
         let replay = SessionOptions {
             use_index: false,
-            ..SessionOptions::default()
+            ..crate::sidecars::options()
         };
         let open_indexed = median(|| Session::open(path, indexed.clone()).map(drop))?;
         let open_replay = median(|| Session::open(path, replay.clone()).map(drop))?;
@@ -330,6 +343,17 @@ fn verdict(work: Work, indexed: Duration, replay: Duration, log_bytes: u64) -> V
     Verdict {
         text: format!("{comparison} ({})", reason.word()),
         reason: Some(reason),
+    }
+}
+
+/// Where the sidecars are, when not beside the logs (the run's `--index-dir` and
+/// `--no-index-write`, which the demo's opens follow as every command's do).
+fn sidecar_place() -> String {
+    let options = crate::sidecars::options();
+    match (&options.index_dir, options.index_write) {
+        (_, false) => " (not here: --no-index-write, so every open reads the log whole)".into(),
+        (Some(index_dir), true) => format!(" (kept in {})", index_dir.display()),
+        (None, true) => String::new(),
     }
 }
 

@@ -75,6 +75,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         } else {
             Writer::Session
         },
+        sessions: crate::sidecars::options(),
     };
     let bar = progress::items(args.entries, "entries");
     let summary = synth::generate(&args.file, &options, |done| bar.set_position(done))?;

@@ -49,6 +49,9 @@ pub struct GenOptions {
     pub edit_rate: f64,
     pub cwd: String,
     pub writer: Writer,
+    /// Where the log's sidecar is written and whether it may be (`gen` and `demo`: the run's
+    /// `--index-dir` / `--no-index-write`; `bench`: beside the log, which it measures).
+    pub sessions: SessionOptions,
 }
 
 /// How entries reach the log (the same lines either way).
@@ -124,7 +127,7 @@ pub fn generate(
                 path,
                 SessionOptions {
                     durability: Durability::None,
-                    ..crate::sidecars::options()
+                    ..options.sessions.clone()
                 },
             )?)
         }
@@ -134,6 +137,7 @@ pub fn generate(
             ids: HashSet::new(),
             leaf: None,
             line: Vec::new(),
+            sessions: &options.sessions,
         }),
     };
     let mut rng = Rng::new(options.seed);

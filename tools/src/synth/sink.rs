@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use treelog::{NewEntry, Session};
+use treelog::{NewEntry, Session, SessionOptions};
 
 use crate::exit::CliError;
 
@@ -44,6 +44,8 @@ pub(super) struct BulkSink<'a> {
     pub(super) ids: HashSet<String>,
     pub(super) leaf: Option<String>,
     pub(super) line: Vec<u8>,
+    /// How the finished log is opened to index it.
+    pub(super) sessions: &'a SessionOptions,
 }
 
 impl Sink for BulkSink<'_> {
@@ -78,7 +80,7 @@ impl Sink for BulkSink<'_> {
             .map_err(|e| CliError::io(path, "write the log", e.into_error()))?;
         // One open indexes the whole file.
         let started = Instant::now();
-        let session = Session::open(path, crate::sidecars::options())?;
+        let session = Session::open(path, self.sessions.clone())?;
         session.close()?;
         Ok(started.elapsed())
     }
