@@ -11,13 +11,15 @@
 //!
 //! Invariant: records are in file order and do not overlap, each followed by its `\n`; that
 //! is what makes the in-place move safe (the write position never passes the read position).
-//! Records that break it, or a line whose crc32 differs from its record's, are damage of the
-//! index ([`Error::Index`]): the session rebuilds it from the log and answers again.
+//! Records that break it are damage of the index ([`Error::Index`]): the session rebuilds it
+//! from the log and answers again. A line whose crc32 differs from its (sealed) record's is a
+//! log rewritten behind the index, [`Error::LogChanged`], as for every other read of a line.
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::index::{Store, sidecar_path};
+use crate::line_reads::check_line_crc;
 use crate::storage::{LogStorage, read_exact_at};
 
 /// Where a line lies in the log and how to check it, taken from its record.
@@ -73,15 +75,7 @@ pub(crate) fn entry_lines(
     for span in &spans {
         let from = start + (span.offset_bytes - span_start) as usize;
         let line = &buffer[from..from + span.len_bytes];
-        if crc32fast::hash(line) != span.crc32 {
-            return Err(damage(
-                log_path,
-                format!(
-                    "the line at byte {} does not match its record's crc32",
-                    span.offset_bytes
-                ),
-            ));
-        }
+        check_line_crc(log_path, span.offset_bytes, span.crc32, line)?;
         if !span.is_entry {
             continue;
         }

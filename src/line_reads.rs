@@ -231,10 +231,23 @@ fn fill_part(
 
 /// Fails unless `bytes`, the line of `record`, has the indexed crc32.
 pub(crate) fn check_crc(path: &Path, record: &Record, bytes: &[u8]) -> Result<()> {
-    if crc32fast::hash(bytes) != record.crc32 {
+    check_line_crc(path, record.offset_bytes, record.crc32, bytes)
+}
+
+/// Fails unless `bytes`, the line at `offset_bytes`, has the indexed `crc32`. A record is
+/// sealed (a damaged one fails its own check before it is used), so a line that differs from
+/// it is a log rewritten behind the index: [`Error::LogChanged`], never index damage to
+/// rebuild from the changed log (format-spec/index.md §3).
+pub(crate) fn check_line_crc(
+    path: &Path,
+    offset_bytes: u64,
+    crc32: u32,
+    bytes: &[u8],
+) -> Result<()> {
+    if crc32fast::hash(bytes) != crc32 {
         return Err(Error::LogChanged {
             path: path.to_path_buf(),
-            offset_bytes: record.offset_bytes,
+            offset_bytes,
             reason: "the line's crc32 differs from the indexed one".into(),
         });
     }

@@ -1,8 +1,8 @@
 //! `Session::entry_lines` (and `entry_lines_jsonl`): every entry line in file order as one JSON
 //! array (or as JSONL), read in one pass over the log. It must equal what a replay of the log
 //! (no index) yields entry by entry, on pi's transcripts and on logs with opaque lines, blank
-//! lines, invalid UTF-8 and a torn tail; and a line that no longer matches its record is
-//! damage: the index is rebuilt and the answer is the replay's.
+//! lines, invalid UTF-8 and a torn tail; a line that no longer matches its record is refused
+//! (`LogChanged`), as every read of a line refuses it, and a damaged record rebuilds the index.
 
 mod common;
 
@@ -157,36 +157,83 @@ fn appended_entries_are_included() {
     );
 }
 
-/// A line rewritten in place behind an open handle (same length) no longer matches its
-/// record's crc32: the read treats it as damage, rebuilds the index from the log, answers with
-/// the replay of the log as it now is, and says the index was damaged.
+/// How a test spoils an indexed log behind an open handle.
+#[derive(Clone, Copy, Debug)]
+enum Spoil {
+    /// A letter of a line in the middle of the log rewritten in place (same length).
+    RewriteLine,
+    /// One bit of a stored record page flipped (its seal no longer holds).
+    DamageRecordPage,
+}
+
+/// Which read a test makes.
+#[derive(Clone, Copy, Debug)]
+enum Read {
+    EntryLines,
+    Entries,
+}
+
+/// A line that differs from its record is the log rewritten behind the index: every read of
+/// the lines (`entry_lines`, `entries`) refuses it with `LogChanged` at that line's offset and
+/// rebuilds nothing (entry_lines rebuilt from the changed log, where the other reads refused);
+/// a damaged record page is the index's damage: every read rebuilds it and answers with the
+/// replay of the log.
 #[test]
-fn a_line_that_differs_from_its_record_rebuilds() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("log.jsonl");
-    std::fs::copy(bundled("pi16-sample-300"), &path).expect("copy transcript");
-    drop(common::open(&path));
-    let session = common::open(&path);
-    assert_eq!(session.index_state(), &IndexState::Fresh);
-
-    let mut log = std::fs::read(&path).expect("read log");
-    let middle = log.len() / 2;
-    let letter = middle
-        + log[middle..]
-            .iter()
-            .position(|byte| byte.is_ascii_lowercase())
-            .expect("a letter");
-    log[letter] = if log[letter] == b'x' { b'y' } else { b'x' };
-    std::fs::write(&path, &log).expect("rewrite log in place");
-
-    let got = session.entry_lines().expect("entry_lines");
-    assert_eq!(got, replayed_array(&path));
-    assert!(
-        matches!(
-            session.index_state(),
-            IndexState::Rebuilt { damaged: true, .. }
-        ),
-        "{:?}",
-        session.index_state()
-    );
+fn a_changed_line_is_refused_and_a_damaged_record_rebuilds() {
+    for spoil in [Spoil::RewriteLine, Spoil::DamageRecordPage] {
+        for read in [Read::EntryLines, Read::Entries] {
+            let case = format!("{spoil:?}, {read:?}");
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("log.jsonl");
+            std::fs::copy(bundled("pi16-sample-300"), &path).expect("copy transcript");
+            drop(common::open(&path));
+            let mut changed_line_offset = None;
+            if let Spoil::DamageRecordPage = spoil {
+                common::tamper(&path, |txn| {
+                    common::tamper_page(txn, 10, |_, page| page[40] ^= 0x01)
+                });
+            }
+            let session = common::open(&path);
+            assert_eq!(session.index_state(), &IndexState::Fresh, "{case}");
+            if let Spoil::RewriteLine = spoil {
+                let mut log = std::fs::read(&path).expect("read log");
+                let middle = log.len() / 2;
+                let letter = middle
+                    + log[middle..]
+                        .iter()
+                        .position(|byte| byte.is_ascii_lowercase())
+                        .expect("a letter");
+                log[letter] = if log[letter] == b'x' { b'y' } else { b'x' };
+                std::fs::write(&path, &log).expect("rewrite log in place");
+                let line_start = log[..letter].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+                changed_line_offset = Some(line_start as u64);
+            }
+            let got = match read {
+                Read::EntryLines => session.entry_lines(),
+                Read::Entries => session.entries().and_then(|entries| {
+                    let lines: treelog::Result<Vec<String>> =
+                        entries.map(|entry| entry.map(|entry| entry.json)).collect();
+                    lines.map(|lines| format!("[{}]", lines.join(",")))
+                }),
+            };
+            match (changed_line_offset, got) {
+                (Some(expected), Err(treelog::Error::LogChanged { offset_bytes, .. })) => {
+                    assert_eq!(offset_bytes, expected, "{case}");
+                    assert_eq!(session.index_state(), &IndexState::Fresh, "{case}");
+                }
+                (None, Ok(got)) => {
+                    assert_eq!(got, replayed_array(&path), "{case}");
+                    assert!(
+                        matches!(
+                            session.index_state(),
+                            IndexState::Rebuilt { damaged: true, .. }
+                        ),
+                        "{case}: {:?}",
+                        session.index_state()
+                    );
+                }
+                (_, other) => panic!("{case}: {other:?}"),
+            }
+        }
+    }
 }
