@@ -1,5 +1,6 @@
 //! The `reindex` progress bar (issue 24, item 3): on a terminal it moves with the bytes indexed
-//! within one file (not only when a file is done), with throughput and time left; `--quiet`
+//! within one file (not only when a file is done), with throughput and time left, and names
+//! its last phase (checking the index, which reads no log bytes); `--quiet`
 //! draws none; in a pipe nothing is drawn. The terminal is `script`'s pseudo-terminal; where
 //! `script` cannot run, the terminal cases say why and check nothing.
 
@@ -40,7 +41,8 @@ fn positions(drawn: &str) -> Vec<String> {
 }
 
 /// A rebuild of one multi-chunk log draws the bar at several positions before the end, each
-/// with a throughput and a time left; `--quiet` draws nothing; a pipe gets no bar.
+/// with a throughput and a time left, then says it is checking the index; `--quiet` draws
+/// nothing; a pipe gets no bar.
 #[test]
 fn progress_bar_moves_within_a_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -59,7 +61,8 @@ fn progress_bar_moves_within_a_file() {
         .args(["reindex", "--force", path])
         .output()
         .unwrap();
-    assert!(!String::from_utf8_lossy(&piped.stderr).contains("ETA"));
+    let piped_stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(!piped_stderr.contains("ETA") && !piped_stderr.contains("checking the index"));
 
     let drawn = match on_terminal(&format!("reindex --force {path}")) {
         Ok(drawn) => drawn,
@@ -77,6 +80,8 @@ fn progress_bar_moves_within_a_file() {
         "the bar moved only to {shown:?} within one file:\n{drawn}"
     );
     assert!(drawn.contains("/s, ETA "), "{drawn}");
+    // The last phase, the whole-index check, reads no log bytes: the bar says what it does.
+    assert!(drawn.contains("0/1 files, checking the index"), "{drawn}");
 
     let quiet = on_terminal(&format!("reindex --force --quiet {path}")).unwrap();
     assert!(!quiet.contains("ETA"), "{quiet}");

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -23,7 +23,8 @@ use crate::progress;
 /// index and checks every value in it, rebuilding an index found damaged; --force rebuilds
 /// every index. Several files are done at once (one per core); results come in the order of
 /// the files. On a terminal a progress bar on stderr moves with the bytes indexed, within a
-/// file and across files, with the throughput and the time left (--quiet: none). Ends with a
+/// file and across files, with the throughput and the time left, and says when it is
+/// checking the whole index, the last phase, which reads no log bytes (--quiet: none). Ends with a
 /// summary line on stderr: how
 /// many indexes were fresh, caught up, rebuilt (and why) or failed (`no sessions found under
 /// DIR` when there were none). Exit 2 if any file failed.
@@ -103,7 +104,30 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             })
             .sum()
     };
-    let mut done = 0;
+    let done = AtomicUsize::new(0);
+    // Logs in their last phase, the whole-index check, which reads no log bytes: the bar sits
+    // at their end meanwhile, and its message says what is going on.
+    let checking = AtomicUsize::new(0);
+    let message = || {
+        let done = done.load(Ordering::Relaxed);
+        match checking.load(Ordering::Relaxed) {
+            0 => format!("{done}/{file_count} files"),
+            _ => format!("{done}/{file_count} files, checking the index"),
+        }
+    };
+    let phase = |checking_now: bool| {
+        if checking_now {
+            checking.fetch_add(1, Ordering::Relaxed);
+        } else {
+            checking.fetch_sub(1, Ordering::Relaxed);
+        }
+        if !bar.is_hidden() {
+            bar.set_message(message());
+            // A message alone is drawn at the bar's rate; suspend redraws at once, so that a
+            // short check shows too.
+            bar.suspend(|| {});
+        }
+    };
     let finished = AtomicBool::new(false);
     let outcome = std::thread::scope(|scope| {
         if !bar.is_hidden() {
@@ -120,11 +144,11 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 found
                     .as_ref()
                     .ok()
-                    .map(|log| reindex_one(&log.path, args.force, counter))
+                    .map(|log| reindex_one(&log.path, args.force, counter, &phase))
             },
             |(found, counter), outcome| {
-                done += 1;
-                bar.set_message(format!("{done}/{file_count} files"));
+                done.fetch_add(1, Ordering::Relaxed);
+                bar.set_message(message());
                 let log = match found {
                     Ok(log) => log,
                     Err(error) => {
@@ -164,10 +188,13 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Opens (builds, catches up or rebuilds) and checks one log's index. `phase(true)` is called
+/// when the whole-index check starts, `phase(false)` when it ends.
 fn reindex_one(
     path: &std::path::Path,
     force: bool,
     progress_bytes: &Arc<AtomicU64>,
+    phase: &(dyn Fn(bool) + Sync),
 ) -> Result<(IndexState, u64), CliError> {
     let options = SessionOptions {
         rebuild_index: force,
@@ -177,7 +204,10 @@ fn reindex_one(
     let mut session = super::open_existing(path, options)?;
     // A quick open reads little of the index: the rest is read and checked here, so that
     // damage a query has not met yet is rebuilt now too.
-    session.check_index()?;
+    phase(true);
+    let checked = session.check_index();
+    phase(false);
+    checked?;
     let entries = session.stats()?.entry_count;
     let state = session.index_state().clone();
     // Closing writes the index entries still pending.
