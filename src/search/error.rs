@@ -11,10 +11,13 @@ pub enum SearchError {
     /// The query cannot be run; the reason is in the user's words.
     #[error("bad query: {reason}")]
     BadQuery { reason: String },
-    /// A file or directory could not be read or written.
-    #[error("{}: {operation}: {source}", path.display())]
+    /// A file or directory could not be read or written: `PATH: cannot OPERATION: reason`, the
+    /// reason in the user's words as the library's own I/O errors give it.
+    #[error("{}: cannot {operation}: {}", path.display(), crate::io_reason(source))]
     Io {
         path: PathBuf,
+        /// What was being done to `path`, as the words after "cannot" (`open`, `read the
+        /// directory`).
         operation: &'static str,
         source: io::Error,
     },

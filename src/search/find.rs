@@ -25,9 +25,9 @@ pub fn logs_under(dir: &Path) -> Result<Vec<FoundLog>, SearchError> {
     let mut pending = vec![(dir.to_path_buf(), String::new(), 0)];
     while let Some((at, prefix, depth)) = pending.pop() {
         let entries =
-            fs::read_dir(&at).map_err(|error| SearchError::io(&at, "read directory", error))?;
+            fs::read_dir(&at).map_err(|error| SearchError::io(&at, "read the directory", error))?;
         for entry in entries {
-            let entry = entry.map_err(|error| SearchError::io(&at, "read directory", error))?;
+            let entry = entry.map_err(|error| SearchError::io(&at, "read the directory", error))?;
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };

@@ -155,7 +155,13 @@ fn plan(store: &SearchStore, log: &FoundLog) -> Result<Option<(Plan, u64)>, Sear
     let metadata = match std::fs::metadata(&log.path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(SearchError::io(&log.path, "read metadata", error)),
+        Err(error) => {
+            return Err(SearchError::io(
+                &log.path,
+                "read the size and time of",
+                error,
+            ));
+        }
     };
     let size = metadata.len();
     let modified_ns = metadata

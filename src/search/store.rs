@@ -139,7 +139,8 @@ impl SearchStore {
     /// empty; the reason is returned so that the caller can tell the user.
     pub fn open(searched_dir: &Path) -> Result<(SearchStore, Option<RebuildReason>), SearchError> {
         let dir = searched_dir.join(INDEX_DIR_NAME);
-        fs::create_dir_all(&dir).map_err(|error| SearchError::io(&dir, "create", error))?;
+        fs::create_dir_all(&dir)
+            .map_err(|error| SearchError::io(&dir, "create the search index directory", error))?;
         let lock_path = dir.join(LOCK_FILE_NAME);
         let lock = OpenOptions::new()
             .create(true)
@@ -148,7 +149,7 @@ impl SearchStore {
             .open(&lock_path)
             .map_err(|error| SearchError::io(&lock_path, "open", error))?;
         lock.lock()
-            .map_err(|error| SearchError::io(&lock_path, "lock", error))?;
+            .map_err(|error| SearchError::io(&lock_path, "lock the search index", error))?;
         match open_existing(&dir) {
             Ok((index, fields, catalog)) => Ok((
                 SearchStore {
@@ -249,9 +250,9 @@ fn open_existing(dir: &Path) -> Result<(Index, Fields, Catalog), RebuildReason> 
 /// Removes everything in the index directory but the lock file.
 fn clear(dir: &Path) -> Result<(), SearchError> {
     let entries =
-        fs::read_dir(dir).map_err(|error| SearchError::io(dir, "read directory", error))?;
+        fs::read_dir(dir).map_err(|error| SearchError::io(dir, "read the directory", error))?;
     for entry in entries {
-        let entry = entry.map_err(|error| SearchError::io(dir, "read directory", error))?;
+        let entry = entry.map_err(|error| SearchError::io(dir, "read the directory", error))?;
         if entry.file_name() == LOCK_FILE_NAME {
             continue;
         }

@@ -167,7 +167,11 @@ fn exit_codes() {
         (&["search", "zzzqqqxxx"], 1, ""),
         (&["search", "-tokio"], 2, "bad query"),
         (&["search", "\"open"], 2, "no closing quote"),
-        (&["search", "tokio", "missing-dir"], 2, "missing-dir"),
+        (
+            &["search", "tokio", "missing-dir"],
+            2,
+            "missing-dir: cannot open: no such file or directory",
+        ),
         (&["search", "tokio", "--since", "yesterday"], 2, "--since"),
         (&["search", "tokio", "--limit", "0"], 2, "limit"),
         (&["search", "tokio", "--role", "robot"], 2, "robot"),

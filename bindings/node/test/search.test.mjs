@@ -203,7 +203,7 @@ test("errors: bad query, unreadable path, bad option values", async () => {
   const cases = [
     ["TREELOG_BAD_QUERY", /bad query: the phrase "open phrase has no closing quote/, ['"open phrase', dir], ['"open phrase', dir]],
     ["TREELOG_BAD_QUERY", /holds no letters or digits/, ["!!!", dir], ["!!!", dir]],
-    ["TREELOG_IO", new RegExp(`${missing}: open: `), ["alpha", missing], ["alpha", missing]],
+    ["TREELOG_IO", new RegExp(`${missing}: cannot open: no such file or directory`), ["alpha", missing], ["alpha", missing]],
     ["TREELOG_INVALID_INPUT", /role "robot" is not one of user, assistant, tool/, ["alpha", dir, { role: "robot" }], ["alpha", dir, "--role", "robot"]],
     ["TREELOG_INVALID_INPUT", /since "yesterday" is not an ISO time/, ["alpha", dir, { since: "yesterday" }], ["alpha", dir, "--since", "yesterday"]],
     ["TREELOG_INVALID_INPUT", /until "31\/01\/2025" is not an ISO time/, ["alpha", dir, { until: "31/01/2025" }], ["alpha", dir, "--until", "31/01/2025"]],
@@ -228,7 +228,7 @@ test("errors: bad query, unreadable path, bad option values", async () => {
   }
   const file = join(dir, "session-0.jsonl");
   await assert.rejects(treelog.reindexSearch(file), { code: "TREELOG_INVALID_INPUT", message: `${file}: reindexSearch indexes a directory's sessions: name a directory` });
-  await assert.rejects(treelog.reindexSearch(missing), (error) => error.code === "TREELOG_IO" && error.message.startsWith(`${missing}: open: `));
+  await assert.rejects(treelog.reindexSearch(missing), (error) => error.code === "TREELOG_IO" && error.message.startsWith(`${missing}: cannot open: no such file or directory`));
   await assert.rejects(treelog.reindexSearch(dir, { force: "yes" }), { code: "TREELOG_INVALID_INPUT" });
 });
 
