@@ -77,50 +77,82 @@ pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
 #[derive(serde::Deserialize)]
 struct TypedLine<'a> {
     #[serde(rename = "type", borrow)]
-    type_name: Cow<'a, str>,
+    type_name: Text<'a>,
     #[serde(borrow)]
     message: Option<TypedMessage<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     #[serde(borrow)]
-    summary: Option<Cow<'a, str>>,
+    summary: Option<Text<'a>>,
     #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
+    name: Option<Text<'a>>,
     #[serde(borrow)]
-    label: Option<Cow<'a, str>>,
+    label: Option<Text<'a>>,
 }
 
 #[derive(serde::Deserialize)]
 struct TypedMessage<'a> {
     #[serde(borrow)]
-    role: Option<Cow<'a, str>>,
+    role: Option<Text<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     #[serde(borrow)]
-    command: Option<Cow<'a, str>>,
+    command: Option<Text<'a>>,
     #[serde(borrow)]
-    output: Option<Cow<'a, str>>,
+    output: Option<Text<'a>>,
     #[serde(borrow)]
-    summary: Option<Cow<'a, str>>,
+    summary: Option<Text<'a>>,
 }
 
 #[derive(serde::Deserialize)]
 struct TypedBlock<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<Text<'a>>,
     #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
+    text: Option<Text<'a>>,
     #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
+    thinking: Option<Text<'a>>,
     #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
+    name: Option<Text<'a>>,
     #[serde(borrow)]
     arguments: Option<&'a RawValue>,
 }
 
-fn push_some(value: &Option<Cow<'_, str>>, out: &mut String) {
+/// A JSON string, borrowed from the line when it holds no escape. (serde's own `Cow<str>`
+/// inside an `Option` always copies: `#[serde(borrow)]` only borrows a bare `Cow`.)
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct TextVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for TextVisitor<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, text: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Borrowed(text)))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(text.to_owned())))
+            }
+            fn visit_string<E>(self, text: String) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(text)))
+            }
+        }
+        deserializer.deserialize_str(TextVisitor(std::marker::PhantomData))
+    }
+}
+
+impl Text<'_> {
+    fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+fn push_some(value: &Option<Text<'_>>, out: &mut String) {
     if let Some(value) = value {
-        push(value, out);
+        push(value.as_str(), out);
     }
 }
 
@@ -136,8 +168,8 @@ fn typed_text(
     match kind {
         EntryKind::Message => {
             let message = line.message?;
-            *role = message.role.as_deref().map(str::to_owned);
-            match message.role.as_deref() {
+            *role = message.role.as_ref().map(|role| role.as_str().to_owned());
+            match message.role.as_ref().map(Text::as_str) {
                 Some("bashExecution") => {
                     push_some(&message.command, out);
                     push_some(&message.output, out);
@@ -160,7 +192,7 @@ fn typed_text(
         EntryKind::Label => push_some(&line.label, out),
         _ => {}
     }
-    Some(line.type_name.into_owned())
+    Some(line.type_name.0.into_owned())
 }
 
 /// A `content` field read typed: a string or an array of blocks (`None`: another shape, left
@@ -168,13 +200,13 @@ fn typed_text(
 fn typed_content(content: &RawValue, out: &mut String) -> Option<()> {
     match content.get().as_bytes().first()? {
         b'"' => {
-            let text: Cow<'_, str> = serde_json::from_str(content.get()).ok()?;
-            push(&text, out);
+            let text: Text<'_> = serde_json::from_str(content.get()).ok()?;
+            push(text.as_str(), out);
         }
         b'[' => {
             let blocks: Vec<TypedBlock<'_>> = serde_json::from_str(content.get()).ok()?;
             for block in &blocks {
-                match block.kind.as_deref() {
+                match block.kind.as_ref().map(Text::as_str) {
                     Some("text") => push_some(&block.text, out),
                     Some("thinking") => push_some(&block.thinking, out),
                     Some("toolCall") => {
