@@ -99,7 +99,9 @@ pub fn refresh(
             })
             .sum(),
     );
-    let mut writer = store.writer()?;
+    // An empty catalog means an empty index: every log is read whole.
+    let bulk = store.catalog.logs.is_empty();
+    let mut writer = store.writer(bulk)?;
     for key in &dropped {
         writer.delete_term(Term::from_field_text(store.fields.session, key));
         store.catalog.logs.remove(key);

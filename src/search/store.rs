@@ -7,6 +7,7 @@ use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use tantivy::indexer::NoMergePolicy;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -29,6 +30,10 @@ const ANALYZER_NAME: &str = "treelog_text";
 const TOKEN_LEN_MAX: usize = 80;
 /// Memory the writer's threads may fill before writing a segment.
 const WRITER_MEMORY_BYTES: usize = 96 << 20;
+/// The same for a build from an empty index, which merges nothing (see
+/// [`SearchStore::writer`]): twice the memory, half as many segments. Measured on 1,000
+/// sessions (1.07 GB): 4 segments and ~220 MiB peak RSS, under the 300 MiB target.
+const BULK_WRITER_MEMORY_BYTES: usize = 192 << 20;
 
 /// The tokenizer of the indexed text and of query words: tantivy's, splitting on what is not
 /// a letter or digit (Unicode), lower-cased.
@@ -195,14 +200,28 @@ impl SearchStore {
         SearchStore::create(dir, _lock)
     }
 
-    /// A writer for a refresh.
-    pub fn writer(&self) -> Result<IndexWriter, SearchError> {
+    /// A writer for a refresh. With `bulk` (the index is empty: a first build or a rebuild)
+    /// the writer merges no segments: a merge re-encodes every posting it takes in and, run
+    /// beside the indexing threads, raised the build's peak RSS from ~145 to ~270 MiB; the
+    /// memory saved buys larger, and so fewer, segments instead. Later refreshes merge as
+    /// usual.
+    pub fn writer(&self, bulk: bool) -> Result<IndexWriter, SearchError> {
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .clamp(1, 4);
-        self.index
-            .writer_with_num_threads(threads, WRITER_MEMORY_BYTES)
-            .map_err(|error| engine(&self.dir, error))
+        let memory_bytes = if bulk {
+            BULK_WRITER_MEMORY_BYTES
+        } else {
+            WRITER_MEMORY_BYTES
+        };
+        let writer = self
+            .index
+            .writer_with_num_threads(threads, memory_bytes)
+            .map_err(|error| engine(&self.dir, error))?;
+        if bulk {
+            writer.set_merge_policy(Box::new(NoMergePolicy));
+        }
+        Ok(writer)
     }
 }
 
