@@ -224,8 +224,11 @@ fn index_all(
     progress: &dyn Progress,
     dir: &Path,
 ) -> Result<Vec<(LogState, u64)>, SearchError> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
+    // Half the cores read and extract, the writer's threads (one per core) tokenize and
+    // index: a byte costs the engine about twice what its extraction costs, and more reading
+    // threads only wait on the writer's full queue. On 2 cores, one reading thread instead of
+    // two cut a 1 GB build from ~22.4 to ~18.0 s of CPU at the same wall time.
+    let threads = (std::thread::available_parallelism().map_or(1, usize::from) / 2)
         .clamp(1, 4)
         .min(jobs.len());
     let next = AtomicUsize::new(0);
