@@ -415,3 +415,137 @@ fn filters_and_newest_order() {
     );
     assert!(got.iter().all(|hit| hit.score > 0.0));
 }
+
+/// Every file of the index directory with its length and mtime.
+fn index_files(dir: &Path) -> BTreeSet<(String, u64, std::time::SystemTime)> {
+    std::fs::read_dir(dir.join(search::INDEX_DIR_NAME))
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let metadata = entry.metadata().unwrap();
+            (
+                entry.file_name().to_string_lossy().into_owned(),
+                metadata.len(),
+                metadata.modified().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A search of logs that have not changed since the last one writes nothing: the index
+/// directory keeps the same files, lengths and mtimes (an append, by contrast, changes them).
+#[test]
+fn a_search_of_unchanged_logs_writes_nothing() {
+    let dir = corpus();
+    let notices = Notices::default();
+    check(dir.path(), "alpha", &notices);
+    let built = index_files(dir.path());
+    for text in [
+        "alpha",
+        "\"build lock\"",
+        "cach*",
+        "build -alpha",
+        "zzzabsent",
+    ] {
+        check(dir.path(), text, &notices);
+        assert_eq!(index_files(dir.path()), built, "after {text:?}");
+    }
+    let log = dir.path().join("gen-0.jsonl");
+    let mut file = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"message","id":"zz000003","parentId":null,"timestamp":"2025-02-01T00:00:00.000Z","message":{{"role":"user","content":"okapi"}}}}"#
+    )
+    .unwrap();
+    check(dir.path(), "okapi", &notices);
+    let caught_up = index_files(dir.path());
+    assert_ne!(caught_up, built, "a catch-up commits");
+    check(dir.path(), "okapi", &notices);
+    assert_eq!(index_files(dir.path()), caught_up);
+}
+
+/// A search limited to N hits returns the first N of the same search unlimited, with the same
+/// scores, over entries where a few words recur in every length and order: skipping documents
+/// that cannot reach the top (block-max WAND for words, the count bound of search/phrase.rs
+/// for a phrase) changes no answer.
+#[test]
+fn top_hits_are_the_first_of_all_hits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(4242);
+    let words = ["build", "lock", "tokio", "cache"];
+    for n in 0..3 {
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        );
+        text.push('\n');
+        for entry in 0..1500 {
+            let sentence: Vec<&str> = (0..1 + rng.below(12)).map(|_| *rng.pick(&words)).collect();
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"e{entry:07}","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{{"role":"user","content":"{}"}}}}"#,
+                sentence.join(" ")
+            ));
+            text.push('\n');
+        }
+        std::fs::write(dir.path().join(format!("top-{n}.jsonl")), text).unwrap();
+    }
+    let notices = Notices::default();
+    let ranked = |text: &str, limit: usize| -> Vec<(PathBuf, u64, u32)> {
+        let query = search::parse(text).unwrap();
+        search::search(dir.path(), &query, &options(limit), &notices)
+            .unwrap()
+            .into_iter()
+            .map(|hit| (hit.session, hit.line, hit.score.to_bits()))
+            .collect()
+    };
+    for text in [
+        "tokio",
+        "build lock",
+        "\"build lock\"",
+        "\"lock lock\"",
+        "\"tokio cache build\"",
+        "cach*",
+        "build -tokio",
+    ] {
+        let all = ranked(text, 100_000);
+        assert!(all.len() > 100, "{text}: {} hits", all.len());
+        for limit in [1, 3, 10, 50] {
+            assert_eq!(
+                ranked(text, limit),
+                all[..limit],
+                "{text} limited to {limit}"
+            );
+        }
+    }
+}
+
+/// A hit's snippet is read back from its line however long the line is: a word at the end of
+/// a 200 KiB entry (read in growing chunks) is in the snippet and highlighted.
+#[test]
+fn snippets_come_from_long_lines() {
+    let dir = corpus();
+    let notices = Notices::default();
+    let filler = "lorem ipsum dolor ".repeat(200 << 10 >> 4);
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("gen-3.jsonl"))
+        .unwrap();
+    writeln!(
+        file,
+        r#"{{"type":"message","id":"zz000004","parentId":null,"timestamp":"2025-02-01T00:00:00.000Z","message":{{"role":"user","content":"{filler} wombat"}}}}"#
+    )
+    .unwrap();
+    let query = search::parse("wombat").unwrap();
+    let hits = search::search(dir.path(), &query, &options(10), &notices).unwrap();
+    assert_eq!(hits.len(), 1);
+    let hit = &hits[0];
+    assert_eq!(hit.id, "zz000004");
+    assert_eq!(
+        hit.highlights
+            .iter()
+            .map(|range| &hit.snippet[range.clone()])
+            .collect::<Vec<_>>(),
+        vec!["wombat"],
+        "snippet {:?}",
+        hit.snippet
+    );
+}

@@ -1,8 +1,11 @@
 //! Finding the logs a search covers: every `*.jsonl` file under a directory (the index's own
-//! directory and symlinked directories are not entered).
+//! directory and symlinked directories are not entered), each with the size and mtime the
+//! refresh compares with the catalog, taken once while walking.
 
-use std::fs;
+use std::fs::{self, Metadata};
+use std::io;
 use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
 
 use super::error::SearchError;
 use super::store::INDEX_DIR_NAME;
@@ -10,16 +13,20 @@ use super::store::INDEX_DIR_NAME;
 /// Directory levels searched below the searched directory.
 const DIRECTORY_DEPTH_MAX: usize = 32;
 
-/// A log found under the searched directory.
+/// A log found under the searched directory, with its size and mtime when it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundLog {
     /// `/`-separated path relative to the searched directory: its key in the catalog.
     pub key: String,
     pub path: PathBuf,
+    pub size_bytes: u64,
+    /// Modification time in ns since the Unix epoch (0 when the system cannot tell).
+    pub modified_ns: u128,
 }
 
 /// The logs under `dir`, sorted by key. A subdirectory that cannot be read is an error: a
-/// search that silently skipped it would drop its logs from the index.
+/// search that silently skipped it would drop its logs from the index. A log that vanishes
+/// while the directory is read is not found.
 pub fn logs_under(dir: &Path) -> Result<Vec<FoundLog>, SearchError> {
     let mut found = Vec::new();
     let mut pending = vec![(dir.to_path_buf(), String::new(), 0)];
@@ -40,16 +47,57 @@ pub fn logs_under(dir: &Path) -> Result<Vec<FoundLog>, SearchError> {
                 if name != INDEX_DIR_NAME && depth < DIRECTORY_DEPTH_MAX {
                     pending.push((entry.path(), format!("{key}/"), depth + 1));
                 }
-            } else if name.ends_with(".jsonl")
-                && fs::metadata(entry.path()).is_ok_and(|metadata| metadata.is_file())
-            {
-                found.push(FoundLog {
+                continue;
+            }
+            if !name.ends_with(".jsonl") {
+                continue;
+            }
+            // A regular file is stat'ed relative to its directory (`DirEntry::metadata`); a
+            // symlink is followed, and kept when it leads to a regular file.
+            let metadata = if file_type.is_symlink() {
+                fs::metadata(entry.path())
+            } else {
+                entry.metadata()
+            };
+            match metadata {
+                Ok(metadata) if metadata.is_file() => found.push(FoundLog {
                     key,
                     path: entry.path(),
-                });
+                    size_bytes: metadata.len(),
+                    modified_ns: modified_ns(&metadata),
+                }),
+                Ok(_) => {}
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(SearchError::io(
+                        entry.path(),
+                        "read the size and time of",
+                        error,
+                    ));
+                }
             }
         }
     }
     found.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(found)
+}
+
+/// The log at `path`, named `key` in its directory's catalog.
+pub fn log_at(path: &Path, key: String) -> Result<FoundLog, SearchError> {
+    let metadata = fs::metadata(path).map_err(|error| SearchError::io(path, "open", error))?;
+    Ok(FoundLog {
+        key,
+        path: path.to_path_buf(),
+        size_bytes: metadata.len(),
+        modified_ns: modified_ns(&metadata),
+    })
+}
+
+/// The modification time of `metadata` in ns since the Unix epoch, 0 when it cannot be told.
+pub fn modified_ns(metadata: &Metadata) -> u128 {
+    metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |elapsed| elapsed.as_nanos())
 }

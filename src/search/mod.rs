@@ -12,13 +12,15 @@
 //!
 //! Modules: `extract` (the searchable text of a line, pure), `documents` (a log's lines
 //! that hold text, from a position: what every engine indexes), `query` (the syntax and the
-//! engine query), `store` (schema, catalog, lock, open/rebuild), `refresh` (catch-up),
+//! engine query), `phrase` (a phrase query that skips documents that cannot reach the top
+//! hits), `store` (schema, catalog, lock, open/rebuild), `refresh` (catch-up),
 //! `find` (the logs under a directory).
 
 mod documents;
 mod error;
 mod extract;
 mod find;
+mod phrase;
 mod progress;
 mod query;
 mod refresh;
@@ -115,11 +117,22 @@ impl Hit {
 struct Target {
     /// The directory whose index is used.
     dir: PathBuf,
-    logs: Vec<FoundLog>,
     /// Set for one file: hits are limited to it and other logs are left alone.
     only_key: Option<String>,
     /// How hit paths are written: the searched path joined with the key, or the file.
     base: PathBuf,
+}
+
+impl Target {
+    /// The logs this search covers, with their sizes and mtimes now. Called with the index's
+    /// lock held, so that no other search changes the catalog between this look and the
+    /// refresh that compares the two.
+    fn logs(&self) -> Result<Vec<FoundLog>, SearchError> {
+        match &self.only_key {
+            None => logs_under(&self.dir),
+            Some(key) => Ok(vec![find::log_at(&self.base, key.clone())?]),
+        }
+    }
 }
 
 fn target(path: &Path) -> Result<Target, SearchError> {
@@ -127,7 +140,6 @@ fn target(path: &Path) -> Result<Target, SearchError> {
     if metadata.is_dir() {
         return Ok(Target {
             dir: path.to_path_buf(),
-            logs: logs_under(path)?,
             only_key: None,
             base: path.to_path_buf(),
         });
@@ -149,10 +161,6 @@ fn target(path: &Path) -> Result<Target, SearchError> {
     };
     Ok(Target {
         dir,
-        logs: vec![FoundLog {
-            key: key.clone(),
-            path: path.to_path_buf(),
-        }],
         only_key: Some(key),
         base: path.to_path_buf(),
     })
@@ -202,10 +210,10 @@ pub fn reindex(
     force: bool,
     progress: &dyn Progress,
 ) -> Result<RefreshCounts, SearchError> {
-    let logs = logs_under(dir)?;
+    // An unreadable directory is refused before an index is created in it.
+    std::fs::read_dir(dir).map_err(|error| SearchError::io(dir, "read the directory", error))?;
     let target = Target {
         dir: dir.to_path_buf(),
-        logs,
         only_key: None,
         base: dir.to_path_buf(),
     };
@@ -245,9 +253,10 @@ fn with_store<T>(
         progress.rebuilding(&store.dir, &reason);
     }
     let attempt = |store: &mut SearchStore| -> Result<(T, RefreshCounts), SearchError> {
+        let logs = target.logs()?;
         let counts = refresh::refresh(
             store,
-            &target.logs,
+            &logs,
             target.only_key.is_none(),
             merge_fully,
             progress,
@@ -452,11 +461,15 @@ fn snippet_at(
     (flat, highlights)
 }
 
+/// Bytes read first for a snippet's line: most entries are shorter, and a longer line is
+/// read on in chunks twice as large each time.
+const SNIPPET_READ_FIRST_BYTES: usize = 8 << 10;
+
 /// The line starting at `offset` of `log`, without its `\n`.
 fn read_line(log: &Path, offset: u64) -> Option<String> {
     let file = std::fs::File::open(log).ok()?;
     let mut line = Vec::new();
-    let mut chunk = vec![0; 64 << 10];
+    let mut chunk = vec![0; SNIPPET_READ_FIRST_BYTES];
     loop {
         let read = file.read_at(&mut chunk, offset + line.len() as u64).ok()?;
         if read == 0 {
@@ -470,5 +483,7 @@ fn read_line(log: &Path, offset: u64) -> Option<String> {
         if line.len() > crate::limits::LINE_LEN_MAX {
             return None;
         }
+        let grown = (chunk.len() * 2).min(1 << 20);
+        chunk.resize(grown, 0);
     }
 }

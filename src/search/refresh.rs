@@ -6,7 +6,6 @@
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::UNIX_EPOCH;
 
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
@@ -67,13 +66,12 @@ pub fn refresh(
     let mut dropped = Vec::new();
     for log in logs {
         match plan(store, log)? {
-            None => dropped.push(log.key.clone()),
-            Some((Plan::Fresh, _)) => counts.fresh += 1,
-            Some((Plan::Restamp(state), _)) => {
+            (Plan::Fresh, _) => counts.fresh += 1,
+            (Plan::Restamp(state), _) => {
                 counts.fresh += 1;
                 restamped.push((log.key.clone(), state));
             }
-            Some((plan, size)) => jobs.push((log, plan, size)),
+            (plan, size) => jobs.push((log, plan, size)),
         }
     }
     if drop_missing {
@@ -91,17 +89,17 @@ pub fn refresh(
     if jobs.is_empty() && restamped.is_empty() && dropped.is_empty() {
         return Ok(counts);
     }
-    progress.planned(
-        jobs.iter()
-            .map(|(_, plan, size)| match plan {
-                Plan::Append(state) => size - state.indexed_bytes,
-                _ => *size,
-            })
-            .sum(),
-    );
+    let planned_bytes = jobs
+        .iter()
+        .map(|(_, plan, size)| match plan {
+            Plan::Append(state) => size - state.indexed_bytes,
+            _ => *size,
+        })
+        .sum();
+    progress.planned(planned_bytes);
     // An empty catalog means an empty index: every log is read whole.
     let bulk = store.catalog.logs.is_empty();
-    let mut writer = store.writer(bulk)?;
+    let mut writer = store.writer(bulk, planned_bytes)?;
     for key in &dropped {
         writer.delete_term(Term::from_field_text(store.fields.session, key));
         store.catalog.logs.remove(key);
@@ -152,43 +150,28 @@ fn commit(store: &SearchStore, writer: &mut IndexWriter) -> Result<(), SearchErr
     Ok(())
 }
 
-/// The work `log` needs and its size now, or `None` when it is gone.
-fn plan(store: &SearchStore, log: &FoundLog) -> Result<Option<(Plan, u64)>, SearchError> {
-    let metadata = match std::fs::metadata(&log.path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => {
-            return Err(SearchError::io(
-                &log.path,
-                "read the size and time of",
-                error,
-            ));
-        }
-    };
-    let size = metadata.len();
-    let modified_ns = metadata
-        .modified()
-        .ok()
-        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |elapsed| elapsed.as_nanos());
+/// The work `log` needs and its size when found.
+fn plan(store: &SearchStore, log: &FoundLog) -> Result<(Plan, u64), SearchError> {
+    let size = log.size_bytes;
+    let modified_ns = log.modified_ns;
     let Some(state) = store.catalog.logs.get(&log.key) else {
-        return Ok(Some((Plan::Whole { replace: false }, size)));
+        return Ok((Plan::Whole { replace: false }, size));
     };
     if state.size_bytes == size && state.modified_ns == modified_ns {
-        return Ok(Some((Plan::Fresh, size)));
+        return Ok((Plan::Fresh, size));
     }
     if size < state.indexed_bytes
         || prefix_hash(&log.path, state.indexed_bytes)? != state.prefix_hash
     {
-        return Ok(Some((Plan::Whole { replace: true }, size)));
+        return Ok((Plan::Whole { replace: true }, size));
     }
     let mut state = state.clone();
     state.size_bytes = size;
     state.modified_ns = modified_ns;
     if size == state.indexed_bytes {
-        return Ok(Some((Plan::Restamp(state), size)));
+        return Ok((Plan::Restamp(state), size));
     }
-    Ok(Some((Plan::Append(state), size)))
+    Ok((Plan::Append(state), size))
 }
 
 /// A hash of the first `len_bytes` of a log, read at both ends (up to
@@ -289,7 +272,7 @@ fn index_log(
             },
             state.modified_ns,
         ),
-        _ => (LogPosition::START, stamp(&log.path)),
+        _ => (LogPosition::START, log.modified_ns),
     };
     let mut sink = WriterSink {
         writer,
@@ -311,14 +294,6 @@ fn index_log(
         prefix_hash: prefix_hash(&log.path, end.offset_bytes)?,
     };
     Ok((state, end.offset_bytes - from.offset_bytes))
-}
-
-fn stamp(path: &Path) -> u128 {
-    std::fs::metadata(path)
-        .and_then(|metadata| metadata.modified())
-        .ok()
-        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |elapsed| elapsed.as_nanos())
 }
 
 /// Adds each document of a log to the index writer.

@@ -7,7 +7,7 @@ use std::fs::{self, File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tantivy::indexer::NoMergePolicy;
+use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -34,6 +34,11 @@ const WRITER_MEMORY_BYTES: usize = 96 << 20;
 /// [`SearchStore::writer`]): twice the memory, half as many segments. Measured on 1,000
 /// sessions (1.07 GB): 4 segments and ~220 MiB peak RSS, under the 300 MiB target.
 const BULK_WRITER_MEMORY_BYTES: usize = 192 << 20;
+/// Log bytes a refresh reads at most to use the small writer ([`SearchStore::writer`]).
+const SMALL_REFRESH_BYTES_MAX: u64 = 16 << 20;
+/// The small writer's memory: tantivy's minimum for one indexing thread (its
+/// `MEMORY_BUDGET_NUM_BYTES_MIN`; a smaller budget is refused).
+const SMALL_WRITER_MEMORY_BYTES: usize = 15_000_000;
 
 /// The tokenizer of the indexed text and of query words: tantivy's, splitting on what is not
 /// a letter or digit (Unicode), lower-cased.
@@ -200,12 +205,27 @@ impl SearchStore {
         SearchStore::create(dir, _lock)
     }
 
-    /// A writer for a refresh. With `bulk` (the index is empty: a first build or a rebuild)
-    /// the writer merges no segments: a merge re-encodes every posting it takes in and, run
-    /// beside the indexing threads, raised the build's peak RSS from ~145 to ~270 MiB; the
-    /// memory saved buys larger, and so fewer, segments instead. Later refreshes merge as
-    /// usual.
-    pub fn writer(&self, bulk: bool) -> Result<IndexWriter, SearchError> {
+    /// A writer for a refresh that reads `planned_bytes` of logs. With `bulk` (the index is
+    /// empty: a first build or a rebuild) the writer merges no segments: a merge re-encodes
+    /// every posting it takes in and, run beside the indexing threads, raised the build's
+    /// peak RSS from ~145 to ~270 MiB; the memory saved buys larger, and so fewer, segments
+    /// instead. Later refreshes merge as usual. A small catch-up (an append, a new session)
+    /// gets one indexing thread, one merge thread and the engine's smallest memory budget:
+    /// starting more threads and touching a larger arena would cost more than indexing a few
+    /// MiB takes.
+    pub fn writer(&self, bulk: bool, planned_bytes: u64) -> Result<IndexWriter, SearchError> {
+        if !bulk && planned_bytes <= SMALL_REFRESH_BYTES_MAX {
+            return self
+                .index
+                .writer_with_options(
+                    IndexWriterOptions::builder()
+                        .num_worker_threads(1)
+                        .num_merge_threads(1)
+                        .memory_budget_per_thread(SMALL_WRITER_MEMORY_BYTES)
+                        .build(),
+                )
+                .map_err(|error| engine(&self.dir, error));
+        }
         let threads = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .clamp(1, 4);
