@@ -28,7 +28,8 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// Each PATH is a session file or a directory searched recursively for *.jsonl (default: the
 /// current directory). The index lives in DIR/.treelog-search/ (for a file, in its
 /// directory's); each search first brings it up to date with the logs, and rebuilds it with
-/// a one-line notice when it is missing or unusable.
+/// a one-line notice when it is missing or unusable. It stays there, and is written, whatever
+/// --index-dir and --no-index-write say: those apply to the sessions' sidecars only.
 ///
 /// Output: one hit per line, `FILE:LINE  ROLE  TIMESTAMP  snippet`. Exit 0 when there is a
 /// hit, 1 when there is none, 2 on bad usage or an unreadable PATH.
