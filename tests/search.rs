@@ -140,6 +140,8 @@ fn options(limit: usize) -> SearchOptions {
         filters: Filters::default(),
         limit,
         sort: SortOrder::Score,
+        index_dir: None,
+        index_write: true,
     }
 }
 
@@ -389,6 +391,8 @@ fn filters_and_newest_order() {
         filters: filters.clone(),
         limit: 100_000,
         sort: SortOrder::Newest,
+        index_dir: None,
+        index_write: true,
     };
     let got = search::search(dir.path(), &query, &newest, &notices).unwrap();
     let expected: BTreeSet<_> = all

@@ -4,11 +4,14 @@
 //! # Brief overview
 //! [`search`] finds the entries of the logs under a directory (or of one log) that hold the
 //! words of a [`ParsedQuery`] ([`parse`] reads item 1's syntax). The index is tantivy's, stored
-//! in `DIR/.treelog-search/` (format-spec/search.md), and is a cache like the sidecar: every
+//! in `DIR/.treelog-search/` or in an index directory ([`SearchOptions::index_dir`];
+//! format-spec/search.md), and is a cache like the sidecar: every
 //! search checks it against every log first ([`refresh`]: a grown log is caught up from where
 //! the index stopped, a rewritten one read again, a deleted one dropped), and an index that
 //! is missing, damaged, of another version or half-written is rebuilt from the logs, which
 //! [`Progress::rebuilding`] announces. A lock file serializes the searches of one directory.
+//! With index writes off ([`SearchOptions::index_write`]) nothing is written: a current index
+//! is read as it is, and otherwise one is built in memory for the search.
 //!
 //! Modules: `extract` (the searchable text of a line, pure), `documents` (a log's lines
 //! that hold text, from a position: what every engine indexes), `query` (the syntax and the
@@ -47,7 +50,7 @@ pub use query::{
     CLAUSES_MAX, Clause, Filters, ParsedQuery, matches_text, parse, roles_named, time_bound_ms,
 };
 pub use refresh::RefreshCounts;
-pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, tokens};
+pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, index_path, tokens};
 
 use store::{Fields, SearchStore, TIMESTAMP_MS_FIELD, analyzer};
 
@@ -71,6 +74,12 @@ pub struct SearchOptions {
     /// Hits returned at most.
     pub limit: usize,
     pub sort: SortOrder,
+    /// Keep the index in this directory (`search-<key>/`, [`index_path`]) instead of in the
+    /// searched directory; as `SessionOptions::index_dir` does for sidecars.
+    pub index_dir: Option<PathBuf>,
+    /// Whether the index may be created or updated on disk. Without, nothing is written: a
+    /// current index is read, and otherwise one is built in memory (same hits, slower).
+    pub index_write: bool,
 }
 
 /// One entry that holds the query's words.
@@ -175,7 +184,13 @@ pub fn search(
     progress: &dyn Progress,
 ) -> Result<Vec<Hit>, SearchError> {
     let target = target(path)?;
-    with_fresh_store(&target, false, progress, |store| {
+    let index_dir = index_path(&target.dir, options.index_dir.as_deref());
+    let opened = if options.index_write {
+        SearchStore::open(index_dir)?
+    } else {
+        open_without_writing(&target, index_dir)?
+    };
+    with_store(opened, &target, false, progress, |store| {
         run_query(store, &target, query, options)
     })
     .map(|(hits, _)| hits)
@@ -203,10 +218,44 @@ pub fn search_paths(
     Ok(hits)
 }
 
+/// The index of `target` without writing anything: the one in `index_dir` when it exists and
+/// describes the logs as they are, else an empty one in memory that the refresh fills (with a
+/// notice, as for a rebuild).
+fn open_without_writing(
+    target: &Target,
+    index_dir: PathBuf,
+) -> Result<(SearchStore, Option<String>), SearchError> {
+    let not_current = match SearchStore::open_read_only(index_dir.clone()) {
+        Ok(store) => {
+            let logs = target.logs()?;
+            let stale = guarded(&store.dir, || {
+                refresh::documents_change(&store, &logs, target.only_key.is_none())
+            });
+            match stale {
+                Ok(false) => return Ok((store, None)),
+                Ok(true) => "the search index is not up to date".to_owned(),
+                Err(SearchError::Engine { reason, .. }) => {
+                    format!("the search index is damaged ({reason})")
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Err(reason) => reason,
+    };
+    Ok((
+        SearchStore::in_memory(index_dir),
+        Some(format!(
+            "{not_current} and index writes are off; it is built in memory for this search"
+        )),
+    ))
+}
+
 /// Brings the index of the directory `dir` up to date ahead of time (`treelog reindex
-/// --search`), with `force` discarding it first, and waits for the engine's merges.
+/// --search`), with `force` discarding it first, and waits for the engine's merges. The index
+/// is kept in `index_dir` when given ([`index_path`]).
 pub fn reindex(
     dir: &Path,
+    index_dir: Option<&Path>,
     force: bool,
     progress: &dyn Progress,
 ) -> Result<RefreshCounts, SearchError> {
@@ -217,31 +266,22 @@ pub fn reindex(
         only_key: None,
         base: dir.to_path_buf(),
     };
+    let index_dir = index_path(dir, index_dir);
     let opened = if force {
-        let (store, _) = SearchStore::open(dir)?;
+        let (store, _) = SearchStore::open(index_dir)?;
         progress.rebuilding(&store.dir, "--force");
         // The emptied index is used as it is: reopened, it would read as half-written (no
         // catalog yet) and be announced and rebuilt a second time.
         (store.rebuild()?, None)
     } else {
-        SearchStore::open(dir)?
+        SearchStore::open(index_dir)?
     };
     with_store(opened, &target, true, progress, |_| Ok(())).map(|((), counts)| counts)
 }
 
-/// Opens the index of `target`, refreshes it and runs `then`; an index found damaged on the
-/// way (an engine error or panic) is rebuilt once and the whole attempt run again.
-fn with_fresh_store<T>(
-    target: &Target,
-    merge_fully: bool,
-    progress: &dyn Progress,
-    then: impl Fn(&SearchStore) -> Result<T, SearchError>,
-) -> Result<(T, RefreshCounts), SearchError> {
-    let opened = SearchStore::open(&target.dir)?;
-    with_store(opened, target, merge_fully, progress, then)
-}
-
-/// [`with_fresh_store`] on a store already opened (`rebuilt`: why it was rebuilt on opening).
+/// Refreshes an opened store (`rebuilt`: why it was rebuilt on opening) and runs `then`; an
+/// index found damaged on the way (an engine error or panic) is rebuilt once (in memory for a
+/// store not written to disk) and the whole attempt run again.
 fn with_store<T>(
     (mut store, rebuilt): (SearchStore, Option<String>),
     target: &Target,
@@ -263,24 +303,25 @@ fn with_store<T>(
         )?;
         Ok((then(store)?, counts))
     };
-    match guarded(&target.dir, || attempt(&mut store)) {
+    match guarded(&store.dir.clone(), || attempt(&mut store)) {
         Err(SearchError::Engine { reason, .. }) => {
             progress.rebuilding(
                 &store.dir,
                 &format!("the search index is damaged ({reason})"),
             );
             let mut store = store.rebuild()?;
-            guarded(&target.dir, || attempt(&mut store))
+            guarded(&store.dir.clone(), || attempt(&mut store))
         }
         other => other,
     }
 }
 
-/// Runs `work`, turning a panic of the engine (on a damaged file) into an engine error.
+/// Runs `work`, turning a panic of the engine (on a damaged file of the index in `dir`) into
+/// an engine error.
 fn guarded<T>(dir: &Path, work: impl FnOnce() -> Result<T, SearchError>) -> Result<T, SearchError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
         Err(SearchError::Engine {
-            path: dir.join(INDEX_DIR_NAME),
+            path: dir.to_path_buf(),
             reason: "the engine stopped on a damaged file".into(),
         })
     })

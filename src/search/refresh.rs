@@ -86,7 +86,8 @@ pub fn refresh(
                 .cloned(),
         );
     }
-    if jobs.is_empty() && restamped.is_empty() && dropped.is_empty() {
+    // A store that is not written to disk keeps its old stamps: the documents are the same.
+    if jobs.is_empty() && dropped.is_empty() && (restamped.is_empty() || !store.writable()) {
         return Ok(counts);
     }
     let planned_bytes = jobs
@@ -133,6 +134,30 @@ pub fn refresh(
             .map_err(|error| engine(&store.dir, error))?;
     }
     Ok(counts)
+}
+
+/// Whether a refresh of `store` against `logs` would change its documents (a log to read, to
+/// catch up or to drop; a new size/mtime stamp alone does not count).
+pub fn documents_change(
+    store: &SearchStore,
+    logs: &[FoundLog],
+    drop_missing: bool,
+) -> Result<bool, SearchError> {
+    for log in logs {
+        if let (Plan::Append(_) | Plan::Whole { .. }, _) = plan(store, log)? {
+            return Ok(true);
+        }
+    }
+    if drop_missing {
+        let present: std::collections::HashSet<&str> =
+            logs.iter().map(|log| log.key.as_str()).collect();
+        return Ok(store
+            .catalog
+            .logs
+            .keys()
+            .any(|key| !present.contains(key.as_str())));
+    }
+    Ok(false)
 }
 
 fn commit(store: &SearchStore, writer: &mut IndexWriter) -> Result<(), SearchError> {

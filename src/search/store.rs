@@ -1,6 +1,17 @@
-//! The search index of one directory, `DIR/.treelog-search/`: tantivy's files, a lock file,
-//! and the catalog of the logs it describes, kept in the payload of tantivy's commit so that
-//! the documents and the catalog change together (format-spec/search.md).
+//! The search index of one directory, `DIR/.treelog-search/` (or `INDEX_DIR/search-<key>/`
+//! with an index directory, [`index_path`]): tantivy's files, a lock file, and the catalog of
+//! the logs it describes, kept in the payload of tantivy's commit so that the documents and
+//! the catalog change together (format-spec/search.md).
+//!
+//! With index writes off a store is opened read-only ([`SearchStore::open_read_only`]) or
+//! built in memory ([`SearchStore::in_memory`]); neither creates or writes a file. A
+//! read-only store takes no lock of ours: a concurrent search may commit and merge beside it.
+//! That is safe because tantivy replaces `meta.json` atomically, never modifies a segment
+//! file, and opens a reader's segments under its own `.tantivy-meta.lock`, the lock its
+//! garbage collection takes before deleting files (that lock file exists in every index a
+//! writer committed, so opening it writes nothing). Once opened, segments are memory-mapped
+//! and a later deletion does not affect them. Any engine error on the way falls back to an
+//! in-memory index, so the hits stay those of the logs.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -130,25 +141,46 @@ pub struct Catalog {
     pub logs: BTreeMap<String, LogState>,
 }
 
-/// An open search index with its lock held.
+/// Hex digits of the searched directory's hash in the name of its index in an index
+/// directory (as for sidecars, `src/index/location.rs`).
+const KEY_HEX_LEN: usize = 16;
+
+/// Where the search index of `searched_dir` lives: `searched_dir/.treelog-search/`, or with
+/// an index directory `index_dir/search-<key>/`, `<key>` the first 16 hex digits of the
+/// blake3 hash of the searched directory's canonical path (a directory reached through a
+/// symlink or a relative path finds the same index). A pure function of its arguments and the
+/// file system's names; nothing is created here.
+pub fn index_path(searched_dir: &Path, index_dir: Option<&Path>) -> PathBuf {
+    let Some(index_dir) = index_dir else {
+        return searched_dir.join(INDEX_DIR_NAME);
+    };
+    let canonical = fs::canonicalize(searched_dir)
+        .or_else(|_| std::path::absolute(searched_dir))
+        .unwrap_or_else(|_| searched_dir.to_path_buf());
+    let hash = blake3::hash(canonical.as_os_str().as_encoded_bytes());
+    index_dir.join(format!("search-{}", &hash.to_hex()[..KEY_HEX_LEN]))
+}
+
+/// An open search index: on disk with its lock held, on disk read-only, or in memory.
 pub struct SearchStore {
+    /// The index's directory (for an in-memory store, where it would be: named in notices).
     pub dir: PathBuf,
     pub index: Index,
     pub fields: Fields,
     pub catalog: Catalog,
-    /// Held for the life of the store: two searches never update the index at once.
-    _lock: File,
+    /// Held for the life of a writable store: two searches never update the index at once.
+    /// `None` for a read-only or in-memory store, which is never written to disk.
+    _lock: Option<File>,
 }
 
 /// Why an index is rebuilt, in words for the one-line notice.
 pub type RebuildReason = String;
 
 impl SearchStore {
-    /// Opens the index of `searched_dir`, creating the directory if needed and taking its
-    /// lock (waiting for another search to finish). An index that cannot be used is rebuilt
-    /// empty; the reason is returned so that the caller can tell the user.
-    pub fn open(searched_dir: &Path) -> Result<(SearchStore, Option<RebuildReason>), SearchError> {
-        let dir = searched_dir.join(INDEX_DIR_NAME);
+    /// Opens the index in `dir` ([`index_path`]), creating the directory if needed and taking
+    /// its lock (waiting for another search to finish). An index that cannot be used is
+    /// rebuilt empty; the reason is returned so that the caller can tell the user.
+    pub fn open(dir: PathBuf) -> Result<(SearchStore, Option<RebuildReason>), SearchError> {
         fs::create_dir_all(&dir)
             .map_err(|error| SearchError::io(&dir, "create the search index directory", error))?;
         let lock_path = dir.join(LOCK_FILE_NAME);
@@ -167,7 +199,7 @@ impl SearchStore {
                     index,
                     fields,
                     catalog,
-                    _lock: lock,
+                    _lock: Some(lock),
                 },
                 None,
             )),
@@ -176,6 +208,43 @@ impl SearchStore {
                 Ok((store, Some(reason)))
             }
         }
+    }
+
+    /// Opens the index in `dir` without creating, locking or writing anything (see the module
+    /// docs for why reading beside a writer is safe); why it cannot be used otherwise.
+    pub fn open_read_only(dir: PathBuf) -> Result<SearchStore, RebuildReason> {
+        let (index, fields, catalog) = open_existing(&dir)?;
+        Ok(SearchStore {
+            dir,
+            index,
+            fields,
+            catalog,
+            _lock: None,
+        })
+    }
+
+    /// An empty index in memory with the same schema and analyzer as one on disk, so that
+    /// the same refresh fills it and the same query finds the same hits. `dir` is where the
+    /// index would be on disk, for notices; nothing is created there.
+    pub fn in_memory(dir: PathBuf) -> SearchStore {
+        let (schema, fields) = schema();
+        let index = Index::create_in_ram(schema);
+        register(&index);
+        SearchStore {
+            dir,
+            index,
+            fields,
+            catalog: Catalog {
+                format: CATALOG_FORMAT,
+                logs: BTreeMap::new(),
+            },
+            _lock: None,
+        }
+    }
+
+    /// Whether this store is written to disk (it holds the index's lock).
+    pub fn writable(&self) -> bool {
+        self._lock.is_some()
     }
 
     /// Discards the index's files (never the lock) and creates an empty index.
@@ -192,17 +261,21 @@ impl SearchStore {
                 format: CATALOG_FORMAT,
                 logs: BTreeMap::new(),
             },
-            _lock: lock,
+            _lock: Some(lock),
         })
     }
 
-    /// Rebuilds this store empty, keeping its lock (after damage found while using it).
+    /// Rebuilds this store empty, keeping its lock (after damage found while using it); a
+    /// store that is not written to disk is replaced by an empty one in memory.
     pub fn rebuild(self) -> Result<SearchStore, SearchError> {
         let SearchStore {
             dir, index, _lock, ..
         } = self;
         drop(index);
-        SearchStore::create(dir, _lock)
+        match _lock {
+            Some(lock) => SearchStore::create(dir, lock),
+            None => Ok(SearchStore::in_memory(dir)),
+        }
     }
 
     /// A writer for a refresh that reads `planned_bytes` of logs. With `bulk` (the index is

@@ -2,7 +2,8 @@
 //! `--index-dir DIR` (or the environment variable `TREELOG_INDEX_DIR`; the flag wins) and
 //! `--no-index-write`, and applied to every session a command opens on the user's logs
 //! (`demo`'s too; `bench` keeps its sidecars beside its transcripts, which is what it
-//! measures, and says so in its `--help`).
+//! measures, and says so in its `--help`) and to the search index (`search`, `reindex
+//! --search`).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -221,3 +221,145 @@ fn demo_keeps_its_sidecars_in_the_index_dir() {
     run_ok(&["demo", "--entries", "300"], Some(&scratch_index_dir));
     assert_eq!(snapshot(&scratch_index_dir), BTreeMap::new(), "left behind");
 }
+
+/// `treelog search QUERY --json` on `folder` with `extra` flags: its hits (each hit's JSON
+/// line, score included) best first, hits of equal score in the order of their text (the
+/// engine orders ties by where a document landed among its segments, which the indexing
+/// threads decide), and the notices on stderr.
+fn search_hits(folder: &str, query: &str, extra: &[&str]) -> (Vec<String>, String) {
+    let mut args = vec!["search", query, folder, "--json", "--limit", "1000"];
+    args.extend_from_slice(extra);
+    let output = treelog(&args, None);
+    assert!(
+        output.status.success(),
+        "treelog {args:?} failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut hits: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let score = |hit: &String| {
+        let value: serde_json::Value = serde_json::from_str(hit).expect("a JSON hit");
+        value["score"].as_f64().expect("a score")
+    };
+    hits.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.cmp(b)));
+    (hits, String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+/// The queries the search tests compare: a word, a phrase, an exclusion and a prefix.
+const SEARCH_QUERIES: [&str; 4] = ["the", "\"the tree\"", "file -the", "read*"];
+
+/// `search --no-index-write` writes no byte anywhere (no `.treelog-search`, not even its lock
+/// file) and finds exactly the hits of a normal search: first with no index at all (indexed in
+/// memory), then beside a current index (read as it is, without rebuilding it).
+#[test]
+fn search_without_index_writes_finds_the_same_hits() {
+    let (root, sessions, _) = session_folder();
+    let folder = sessions.to_str().unwrap();
+    let mut expected = Vec::new();
+    {
+        // The normal search's hits, from a copy so that this folder has no index yet.
+        let (_copy_root, copy, _) = session_folder();
+        for query in SEARCH_QUERIES {
+            let (hits, _) = search_hits(copy.to_str().unwrap(), query, &[]);
+            let hits: Vec<String> = hits
+                .iter()
+                .map(|hit| hit.replace(copy.to_str().unwrap(), folder))
+                .collect();
+            expected.push(hits);
+        }
+    }
+    assert!(
+        expected.iter().any(|hits| !hits.is_empty()),
+        "no query hits"
+    );
+    let before = snapshot(root.path());
+    for (query, expected) in SEARCH_QUERIES.iter().zip(&expected) {
+        let (hits, notice) = search_hits(folder, query, &["--no-index-write"]);
+        assert_eq!(&hits, expected, "in memory: {query}");
+        assert!(notice.contains("built in memory"), "{notice}");
+    }
+    assert_eq!(
+        snapshot(root.path()),
+        before,
+        "search --no-index-write wrote"
+    );
+
+    run_ok(&["reindex", "--search", folder], None);
+    let before = snapshot(root.path());
+    assert!(sessions.join(".treelog-search").is_dir());
+    for (query, expected) in SEARCH_QUERIES.iter().zip(&expected) {
+        let (hits, notice) = search_hits(folder, query, &["--no-index-write"]);
+        assert_eq!(&hits, expected, "read-only: {query}");
+        assert_eq!(notice, "", "a current index is read as it is");
+    }
+    assert_eq!(
+        snapshot(root.path()),
+        before,
+        "search --no-index-write wrote"
+    );
+}
+
+/// With `--index-dir`, the search index goes to the index directory (`search-<key>/`), the
+/// session folder is left untouched, and the next search finds the index (no rebuild
+/// notice) and the same hits; a file PATH uses its directory's index there.
+#[test]
+fn search_index_in_the_index_dir() {
+    let (root, sessions, logs) = session_folder();
+    let index_dir = root.path().join("cache");
+    let folder = sessions.to_str().unwrap();
+    let flags = ["--index-dir", index_dir.to_str().unwrap()];
+    let before = snapshot(&sessions);
+    let (first, notice) = search_hits(folder, "the", &flags);
+    assert!(notice.contains("no search index yet"), "{notice}");
+    assert!(!first.is_empty());
+    assert_eq!(snapshot(&sessions), before, "the session folder changed");
+    let names: Vec<String> = std::fs::read_dir(&index_dir)
+        .expect("index dir")
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(
+        names[0].starts_with("search-") && names[0].len() == "search-".len() + 16,
+        "{names:?}"
+    );
+    let (again, notice) = search_hits(folder, "the", &flags);
+    assert_eq!(notice, "", "the index in the index dir was not found again");
+    assert_eq!(again, first);
+    let (_, notice) = search_hits(logs[0].to_str().unwrap(), "the", &flags);
+    assert_eq!(notice, "", "a file PATH uses its directory's index");
+    run_ok(
+        &[
+            "reindex",
+            "--search",
+            folder,
+            "--index-dir",
+            index_dir.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(snapshot(&sessions), before, "the session folder changed");
+}
+
+/// `reindex --search --no-index-write` asks for two contrary things: a usage error (exit 2)
+/// that writes nothing.
+#[test]
+fn reindex_search_without_index_writes_is_refused() {
+    let (root, sessions, _) = session_folder();
+    let before = snapshot(root.path());
+    let output = treelog(
+        &[
+            "reindex",
+            "--search",
+            sessions.to_str().unwrap(),
+            "--no-index-write",
+        ],
+        None,
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("--no-index-write"), "{message}");
+    assert_eq!(snapshot(root.path()), before);
+}

@@ -197,6 +197,9 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
         },
         limit: usize::try_from(limit).unwrap_or(usize::MAX),
         sort,
+        // The Node API keeps the index in the searched directory, as before.
+        index_dir: None,
+        index_write: true,
     })
 }
 
@@ -421,7 +424,7 @@ impl Task for Reindex {
                 )));
             }
             let started = Instant::now();
-            let counts = treelog::search::reindex(&dir, force, events)?;
+            let counts = treelog::search::reindex(&dir, None, force, events)?;
             // The keys of `treelog reindex --search --json`.
             Ok(json!({
                 "path": dir.display().to_string(),

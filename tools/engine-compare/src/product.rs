@@ -8,7 +8,7 @@ use treelog::search::{ParsedQuery, Quiet, SearchOptions, SortOrder};
 use crate::{CompareError, Found};
 
 pub fn build(dir: &Path) -> Result<(), CompareError> {
-    treelog::search::reindex(dir, true, &Quiet)?;
+    treelog::search::reindex(dir, None, true, &Quiet)?;
     Ok(())
 }
 
@@ -17,6 +17,8 @@ pub fn search(dir: &Path, parsed: &ParsedQuery, limit: usize) -> Result<Vec<Foun
         filters: Default::default(),
         limit,
         sort: SortOrder::Score,
+        index_dir: None,
+        index_write: true,
     };
     let hits = treelog::search::search(dir, parsed, &options, &Quiet)?;
     Ok(hits

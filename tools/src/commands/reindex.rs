@@ -30,7 +30,8 @@ use crate::progress;
 /// DIR` when there were none). Exit 2 if any file failed.
 ///
 /// With --search, builds or brings up to date the search index of each directory instead
-/// (DIR/.treelog-search/, what `treelog search` uses), with a progress bar; --json then prints
+/// (DIR/.treelog-search/, or D/search-<hash of DIR's path>/ with --index-dir D: what
+/// `treelog search` uses; refused with --no-index-write), with a progress bar; --json then prints
 /// one line per directory {"path","fresh","caughtUp","readWhole","dropped","bytes","seconds"}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -40,7 +41,8 @@ pub struct Args {
     /// Rebuild every index from its log even if it looks valid.
     #[arg(long)]
     pub force: bool,
-    /// Build the search index of each directory (DIR/.treelog-search/) instead of sidecars.
+    /// Build the search index of each directory (DIR/.treelog-search/, or in --index-dir)
+    /// instead of sidecars.
     #[arg(long)]
     pub search: bool,
     /// Draw no progress bar (it is drawn only when stderr is a terminal anyway).
@@ -340,6 +342,12 @@ fn print_summary(
 
 /// `--search`: the search index of each directory, one summary line each.
 fn reindex_search(args: &Args, out: &mut Out) -> Result<(), CliError> {
+    let sidecars = crate::sidecars::options();
+    if !sidecars.index_write {
+        return Err(CliError::Usage(
+            "--search builds the search index, which --no-index-write forbids (treelog search --no-index-write reads a current index, or indexes in memory)".into(),
+        ));
+    }
     for dir in &args.paths {
         let metadata = std::fs::metadata(dir).map_err(|error| CliError::io(dir, "open", error))?;
         if !metadata.is_dir() {
@@ -350,7 +358,8 @@ fn reindex_search(args: &Args, out: &mut Out) -> Result<(), CliError> {
         }
         let started = Instant::now();
         let notices = super::search::Notices::new(0);
-        let counts = treelog::search::reindex(dir, args.force, &notices);
+        let counts =
+            treelog::search::reindex(dir, sidecars.index_dir.as_deref(), args.force, &notices);
         notices.finish();
         let counts = counts?;
         let seconds = started.elapsed().as_secs_f64();

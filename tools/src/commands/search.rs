@@ -1,5 +1,6 @@
 //! `treelog search`: the entries of many sessions that hold some words, through the search
-//! index kept beside them (`DIR/.treelog-search/`, rebuilt from the logs when needed).
+//! index kept beside them (`DIR/.treelog-search/`, or in the `--index-dir`; rebuilt from the
+//! logs when needed, in memory with `--no-index-write`).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -26,10 +27,11 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// custom messages, summaries, session names and labels (never keys, ids or images).
 ///
 /// Each PATH is a session file or a directory searched recursively for *.jsonl (default: the
-/// current directory). The index lives in DIR/.treelog-search/ (for a file, in its
-/// directory's); each search first brings it up to date with the logs, and rebuilds it with
-/// a one-line notice when it is missing or unusable. It stays there, and is written, whatever
-/// --index-dir and --no-index-write say: those apply to the sessions' sidecars only.
+/// current directory). The index lives in DIR/.treelog-search/, or with --index-dir D in
+/// D/search-<hash of DIR's path>/ (for a file, its directory's); each search first brings it
+/// up to date with the logs, and rebuilds it with a one-line notice when it is missing or
+/// unusable. With --no-index-write nothing is written: a current index is read as it is, and
+/// otherwise the logs are indexed in memory for this search (same hits, slower, with a notice).
 ///
 /// Output: one hit per line, `FILE:LINE  ROLE  TIMESTAMP  snippet`. Exit 0 when there is a
 /// hit, 1 when there is none, 2 on bad usage or an unreadable PATH.
@@ -90,6 +92,7 @@ pub enum Sort {
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let query = treelog::search::parse(&args.query)?;
+    let sidecars = crate::sidecars::options();
     let options = SearchOptions {
         filters: Filters {
             roles: args
@@ -113,6 +116,8 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             Sort::Score => SortOrder::Score,
             Sort::Newest => SortOrder::Newest,
         },
+        index_dir: sidecars.index_dir,
+        index_write: sidecars.index_write,
     };
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
