@@ -185,12 +185,12 @@ pub fn search(
 ) -> Result<Vec<Hit>, SearchError> {
     let target = target(path)?;
     let index_dir = index_path(&target.dir, options.index_dir.as_deref());
-    let opened = if options.index_write {
-        SearchStore::open(index_dir)?
+    let (opened, found_logs) = if options.index_write {
+        (SearchStore::open(index_dir)?, None)
     } else {
         open_without_writing(&target, index_dir)?
     };
-    with_store(opened, &target, false, progress, |store| {
+    with_store(opened, found_logs, &target, false, progress, |store| {
         run_query(store, &target, query, options)
     })
     .map(|(hits, _)| hits)
@@ -218,13 +218,17 @@ pub fn search_paths(
     Ok(hits)
 }
 
+/// A store just opened, with why it was rebuilt on opening (for the notice).
+type Opened = (SearchStore, Option<String>);
+
 /// The index of `target` without writing anything: the one in `index_dir` when it exists and
 /// describes the logs as they are, else an empty one in memory that the refresh fills (with a
-/// notice, as for a rebuild).
+/// notice, as for a rebuild). The logs found on the way are returned, so that the refresh
+/// does not walk the directory a second time.
 fn open_without_writing(
     target: &Target,
     index_dir: PathBuf,
-) -> Result<(SearchStore, Option<String>), SearchError> {
+) -> Result<(Opened, Option<Vec<FoundLog>>), SearchError> {
     let not_current = match SearchStore::open_read_only(index_dir.clone()) {
         Ok(store) => {
             let logs = target.logs()?;
@@ -232,7 +236,7 @@ fn open_without_writing(
                 refresh::documents_change(&store, &logs, target.only_key.is_none())
             });
             match stale {
-                Ok(false) => return Ok((store, None)),
+                Ok(false) => return Ok(((store, None), Some(logs))),
                 Ok(true) => "the search index is not up to date".to_owned(),
                 Err(SearchError::Engine { reason, .. }) => {
                     format!("the search index is damaged ({reason})")
@@ -243,10 +247,13 @@ fn open_without_writing(
         Err(reason) => reason,
     };
     Ok((
-        SearchStore::in_memory(index_dir),
-        Some(format!(
-            "{not_current} and index writes are off; it is built in memory for this search"
-        )),
+        (
+            SearchStore::in_memory(index_dir),
+            Some(format!(
+                "{not_current} and index writes are off; it is built in memory for this search"
+            )),
+        ),
+        None,
     ))
 }
 
@@ -276,14 +283,16 @@ pub fn reindex(
     } else {
         SearchStore::open(index_dir)?
     };
-    with_store(opened, &target, true, progress, |_| Ok(())).map(|((), counts)| counts)
+    with_store(opened, None, &target, true, progress, |_| Ok(())).map(|((), counts)| counts)
 }
 
-/// Refreshes an opened store (`rebuilt`: why it was rebuilt on opening) and runs `then`; an
+/// Refreshes an opened store (`rebuilt`: why it was rebuilt on opening) against the logs of
+/// `target` (`found_logs` when they were just found, else looked for now) and runs `then`; an
 /// index found damaged on the way (an engine error or panic) is rebuilt once (in memory for a
 /// store not written to disk) and the whole attempt run again.
 fn with_store<T>(
-    (mut store, rebuilt): (SearchStore, Option<String>),
+    (mut store, rebuilt): Opened,
+    found_logs: Option<Vec<FoundLog>>,
     target: &Target,
     merge_fully: bool,
     progress: &dyn Progress,
@@ -292,8 +301,12 @@ fn with_store<T>(
     if let Some(reason) = rebuilt {
         progress.rebuilding(&store.dir, &reason);
     }
-    let attempt = |store: &mut SearchStore| -> Result<(T, RefreshCounts), SearchError> {
-        let logs = target.logs()?;
+    let mut found_logs = found_logs;
+    let mut attempt = |store: &mut SearchStore| -> Result<(T, RefreshCounts), SearchError> {
+        let logs = match found_logs.take() {
+            Some(logs) => logs,
+            None => target.logs()?,
+        };
         let counts = refresh::refresh(
             store,
             &logs,
