@@ -250,7 +250,7 @@ fn open_without_writing(
         (
             SearchStore::in_memory(index_dir),
             Some(format!(
-                "{not_current} and index writes are off; it is built in memory for this search"
+                "{not_current} and index writes are off (it is built in memory, for this search only)"
             )),
         ),
         None,
