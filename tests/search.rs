@@ -469,9 +469,10 @@ fn a_search_of_unchanged_logs_writes_nothing() {
 }
 
 /// A search limited to N hits returns the first N of the same search unlimited, with the same
-/// scores, over entries where a few words recur in every length and order: skipping documents
-/// that cannot reach the top (block-max WAND for words, the count bound of search/phrase.rs
-/// for a phrase) changes no answer.
+/// scores, over entries where a few words recur in every length and order, in one index
+/// segment and then in several (each catch-up adds one): skipping documents that cannot reach
+/// the top (block-max WAND for words; for a phrase, search/phrase.rs's count bounds and the
+/// threshold it carries from one segment to the next) changes no answer.
 #[test]
 fn top_hits_are_the_first_of_all_hits() {
     let dir = tempfile::tempdir().unwrap();
@@ -501,25 +502,53 @@ fn top_hits_are_the_first_of_all_hits() {
             .map(|hit| (hit.session, hit.line, hit.score.to_bits()))
             .collect()
     };
-    for text in [
-        "tokio",
-        "build lock",
-        "\"build lock\"",
-        "\"lock lock\"",
-        "\"tokio cache build\"",
-        "cach*",
-        "build -tokio",
-    ] {
-        let all = ranked(text, 100_000);
-        assert!(all.len() > 100, "{text}: {} hits", all.len());
-        for limit in [1, 3, 10, 50] {
-            assert_eq!(
-                ranked(text, limit),
-                all[..limit],
-                "{text} limited to {limit}"
-            );
+    for round in 0..3 {
+        for text in [
+            "tokio",
+            "build lock",
+            "\"build lock\"",
+            "\"lock lock\"",
+            "\"tokio cache build\"",
+            "cach*",
+            "build -tokio",
+        ] {
+            let all = ranked(text, 100_000);
+            assert!(all.len() > 100, "{text}: {} hits", all.len());
+            for limit in [1, 3, 10, 50] {
+                assert_eq!(
+                    ranked(text, limit),
+                    all[..limit],
+                    "{text} limited to {limit}, round {round}"
+                );
+            }
+        }
+        // More entries in another log: the next search's catch-up indexes them in a segment
+        // of their own.
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(format!("top-{round}.jsonl")))
+            .unwrap();
+        for entry in 0..400 {
+            let sentence: Vec<&str> = (0..1 + rng.below(12)).map(|_| *rng.pick(&words)).collect();
+            writeln!(
+                file,
+                r#"{{"type":"message","id":"r{round}{entry:06}","parentId":null,"timestamp":"2025-01-02T00:00:00.000Z","message":{{"role":"user","content":"{}"}}}}"#,
+                sentence.join(" ")
+            )
+            .unwrap();
         }
     }
+    let segments = std::fs::read_dir(dir.path().join(".treelog-search"))
+        .unwrap()
+        .filter(|file| {
+            file.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|ext| ext == "idx")
+        })
+        .count();
+    assert!(segments > 1, "{segments} segment(s)");
 }
 
 /// A hit's snippet is read back from its line however long the line is: a word at the end of
