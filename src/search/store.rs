@@ -378,3 +378,36 @@ fn clear(dir: &Path) -> Result<(), SearchError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without an index directory the index is in the searched directory; with one, it is
+    /// `search-` and 16 hex digits there, the same whether the searched directory is named
+    /// relatively, absolutely or through a symlink, and another directory gets another one.
+    #[test]
+    fn index_path_in_and_out_of_the_searched_directory() {
+        let root = tempfile::tempdir().unwrap();
+        let searched = root.path().join("sessions");
+        let other = root.path().join("others");
+        fs::create_dir_all(searched.join("sub")).unwrap();
+        fs::create_dir_all(&other).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&searched, &link).unwrap();
+        let cache = Path::new("/cache");
+        assert_eq!(index_path(&searched, None), searched.join(INDEX_DIR_NAME));
+        let direct = index_path(&searched, Some(cache));
+        let name = direct.file_name().unwrap().to_str().unwrap();
+        assert_eq!(direct.parent(), Some(cache));
+        assert!(name.starts_with("search-") && name.len() == "search-".len() + KEY_HEX_LEN);
+        assert!(
+            name["search-".len()..]
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit())
+        );
+        assert_eq!(index_path(&link, Some(cache)), direct);
+        assert_eq!(index_path(&searched.join("sub/.."), Some(cache)), direct);
+        assert_ne!(index_path(&other, Some(cache)), direct);
+    }
+}
