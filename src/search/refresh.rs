@@ -37,6 +37,24 @@ pub struct RefreshCounts {
     pub indexed_bytes: u64,
 }
 
+impl RefreshCounts {
+    /// The counts as `treelog reindex --search --json` prints them for `dir`, which took
+    /// `seconds`: exactly the keys `path`, `fresh`, `caughtUp`, `readWhole`, `dropped`,
+    /// `bytes` and `seconds` (the Node package's `reindexSearch` answers the same object).
+    pub fn to_json(&self, dir: &Path, seconds: f64) -> String {
+        serde_json::json!({
+            "path": dir.display().to_string(),
+            "fresh": self.fresh,
+            "caughtUp": self.caught_up,
+            "readWhole": self.read_whole,
+            "dropped": self.dropped,
+            "bytes": self.indexed_bytes,
+            "seconds": seconds,
+        })
+        .to_string()
+    }
+}
+
 /// The work one log needs.
 enum Plan {
     Fresh,

@@ -141,6 +141,16 @@ pub struct Catalog {
     pub logs: BTreeMap<String, LogState>,
 }
 
+impl Catalog {
+    /// The catalog of an index that describes no log yet.
+    fn empty() -> Catalog {
+        Catalog {
+            format: CATALOG_FORMAT,
+            logs: BTreeMap::new(),
+        }
+    }
+}
+
 /// Hex digits of the searched directory's hash in the name of its index in an index
 /// directory (as for sidecars, `src/index/location.rs`).
 const KEY_HEX_LEN: usize = 16;
@@ -234,10 +244,7 @@ impl SearchStore {
             dir,
             index,
             fields,
-            catalog: Catalog {
-                format: CATALOG_FORMAT,
-                logs: BTreeMap::new(),
-            },
+            catalog: Catalog::empty(),
             _lock: None,
         }
     }
@@ -257,10 +264,7 @@ impl SearchStore {
             dir,
             index,
             fields,
-            catalog: Catalog {
-                format: CATALOG_FORMAT,
-                logs: BTreeMap::new(),
-            },
+            catalog: Catalog::empty(),
             _lock: Some(lock),
         })
     }

@@ -425,17 +425,8 @@ impl Task for Reindex {
             }
             let started = Instant::now();
             let counts = treelog::search::reindex(&dir, None, force, events)?;
-            // The keys of `treelog reindex --search --json`.
-            Ok(json!({
-                "path": dir.display().to_string(),
-                "fresh": counts.fresh,
-                "caughtUp": counts.caught_up,
-                "readWhole": counts.read_whole,
-                "dropped": counts.dropped,
-                "bytes": counts.indexed_bytes,
-                "seconds": started.elapsed().as_secs_f64(),
-            })
-            .to_string())
+            // The object of `treelog reindex --search --json`.
+            Ok(counts.to_json(&dir, started.elapsed().as_secs_f64()))
         });
         Ok(answer("reindexed", result, events))
     }

@@ -364,16 +364,7 @@ fn reindex_search(args: &Args, out: &mut Out) -> Result<(), CliError> {
         let counts = counts?;
         let seconds = started.elapsed().as_secs_f64();
         let line = if args.json {
-            json!({
-                "path": dir.display().to_string(),
-                "fresh": counts.fresh,
-                "caughtUp": counts.caught_up,
-                "readWhole": counts.read_whole,
-                "dropped": counts.dropped,
-                "bytes": counts.indexed_bytes,
-                "seconds": seconds,
-            })
-            .to_string()
+            counts.to_json(dir, seconds)
         } else {
             format!(
                 "{}: search index: {} log(s) read whole, {} caught up, {} fresh, {} dropped; {} indexed in {seconds:.2} s ({}/s)",
