@@ -317,41 +317,60 @@ fn answer(key: &str, result: Result<String, Failure>, events: &Events) -> String
     format!(r#"{{"{key}":{value},"events":{}}}"#, events.sent())
 }
 
-/// One search, off the event loop.
-pub struct Search {
+/// One call off the event loop: `run` turns the request into the JSON answered under `key`
+/// (`hits` or `reindexed`), telling `events` of notices and progress as it goes.
+pub struct SearchTask {
     request: String,
     events: Events,
+    key: &'static str,
+    run: fn(&str, &Events) -> Result<String, Failure>,
 }
 
-impl Task for Search {
+impl SearchTask {
+    fn new(
+        request: String,
+        on_event: Option<EventSink>,
+        key: &'static str,
+        run: fn(&str, &Events) -> Result<String, Failure>,
+    ) -> AsyncTask<SearchTask> {
+        AsyncTask::new(SearchTask {
+            request,
+            events: Events::new(on_event),
+            key,
+            run,
+        })
+    }
+}
+
+impl Task for SearchTask {
     type Output = String;
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        let events = &self.events;
-        let request = &self.request;
-        let result = caught(|| {
-            let request = search_request(request)?;
-            let query = treelog::search::parse(&request.query)?;
-            let hits =
-                treelog::search::search_paths(&request.paths, &query, &request.options, events)?;
-            // Each hit is already JSON; they are joined, never parsed here.
-            let mut array = String::from("[");
-            for (index, hit) in hits.iter().enumerate() {
-                if index > 0 {
-                    array.push(',');
-                }
-                array.push_str(&hit.to_json());
-            }
-            array.push(']');
-            Ok(array)
-        });
-        Ok(answer("hits", result, events))
+        let result = caught(|| (self.run)(&self.request, &self.events));
+        Ok(answer(self.key, result, &self.events))
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
         Ok(output)
     }
+}
+
+/// `search`'s work: the hits as a JSON array.
+fn run_search(request: &str, events: &Events) -> Result<String, Failure> {
+    let request = search_request(request)?;
+    let query = treelog::search::parse(&request.query)?;
+    let hits = treelog::search::search_paths(&request.paths, &query, &request.options, events)?;
+    // Each hit is already JSON; they are joined, never parsed here.
+    let mut array = String::from("[");
+    for (index, hit) in hits.iter().enumerate() {
+        if index > 0 {
+            array.push(',');
+        }
+        array.push_str(&hit.to_json());
+    }
+    array.push(']');
+    Ok(array)
 }
 
 /// `treelog search` on a worker thread: `request` is `{"query", "paths", "options"}`;
@@ -362,17 +381,8 @@ pub fn search_json(
     #[napi(ts_arg_type = "((event: string) => void) | undefined | null")] on_event: Option<
         EventSink,
     >,
-) -> AsyncTask<Search> {
-    AsyncTask::new(Search {
-        request,
-        events: Events::new(on_event),
-    })
-}
-
-/// One `reindex --search`, off the event loop.
-pub struct Reindex {
-    request: String,
-    events: Events,
+) -> AsyncTask<SearchTask> {
+    SearchTask::new(request, on_event, "hits", run_search)
 }
 
 /// Reads `{"dir", "force"}` (`force`: `--force`, default false).
@@ -401,39 +411,25 @@ fn reindex_request(request: &str) -> Result<(PathBuf, bool), Failure> {
     Ok((dir, force))
 }
 
-impl Task for Reindex {
-    type Output = String;
-    type JsValue = String;
-
-    fn compute(&mut self) -> napi::Result<String> {
-        let events = &self.events;
-        let request = &self.request;
-        let result = caught(|| {
-            let (dir, force) = reindex_request(request)?;
-            let metadata = std::fs::metadata(&dir).map_err(|error| {
-                Failure::from(SearchError::Io {
-                    path: dir.clone(),
-                    operation: "open",
-                    source: error,
-                })
-            })?;
-            if !metadata.is_dir() {
-                return Err(invalid(format!(
-                    "{}: reindexSearch indexes a directory's sessions: name a directory",
-                    dir.display()
-                )));
-            }
-            let started = Instant::now();
-            let counts = treelog::search::reindex(&dir, None, force, events)?;
-            // The object of `treelog reindex --search --json`.
-            Ok(counts.to_json(&dir, started.elapsed().as_secs_f64()))
-        });
-        Ok(answer("reindexed", result, events))
+/// `reindexSearch`'s work: the object of `treelog reindex --search --json`.
+fn run_reindex(request: &str, events: &Events) -> Result<String, Failure> {
+    let (dir, force) = reindex_request(request)?;
+    let metadata = std::fs::metadata(&dir).map_err(|error| {
+        Failure::from(SearchError::Io {
+            path: dir.clone(),
+            operation: "open",
+            source: error,
+        })
+    })?;
+    if !metadata.is_dir() {
+        return Err(invalid(format!(
+            "{}: reindexSearch indexes a directory's sessions: name a directory",
+            dir.display()
+        )));
     }
-
-    fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {
-        Ok(output)
-    }
+    let started = Instant::now();
+    let counts = treelog::search::reindex(&dir, None, force, events)?;
+    Ok(counts.to_json(&dir, started.elapsed().as_secs_f64()))
 }
 
 /// `treelog reindex --search DIR` on a worker thread: `request` is `{"dir", "force"}`;
@@ -444,9 +440,6 @@ pub fn reindex_search_json(
     #[napi(ts_arg_type = "((event: string) => void) | undefined | null")] on_event: Option<
         EventSink,
     >,
-) -> AsyncTask<Reindex> {
-    AsyncTask::new(Reindex {
-        request,
-        events: Events::new(on_event),
-    })
+) -> AsyncTask<SearchTask> {
+    SearchTask::new(request, on_event, "reindexed", run_reindex)
 }
