@@ -93,16 +93,7 @@ pub fn refresh(
         }
     }
     if drop_missing {
-        let present: std::collections::HashSet<&str> =
-            logs.iter().map(|log| log.key.as_str()).collect();
-        dropped.extend(
-            store
-                .catalog
-                .logs
-                .keys()
-                .filter(|key| !present.contains(key.as_str()))
-                .cloned(),
-        );
+        dropped.extend(missing_keys(store, logs).cloned());
     }
     // A store that is not written to disk keeps its old stamps: the documents are the same.
     if jobs.is_empty() && dropped.is_empty() && (restamped.is_empty() || !store.writable()) {
@@ -166,16 +157,18 @@ pub fn documents_change(
             return Ok(true);
         }
     }
-    if drop_missing {
-        let present: std::collections::HashSet<&str> =
-            logs.iter().map(|log| log.key.as_str()).collect();
-        return Ok(store
-            .catalog
-            .logs
-            .keys()
-            .any(|key| !present.contains(key.as_str())));
-    }
-    Ok(false)
+    Ok(drop_missing && missing_keys(store, logs).next().is_some())
+}
+
+/// The catalog's logs that are not among `logs` (gone from the directory).
+fn missing_keys<'a>(store: &'a SearchStore, logs: &[FoundLog]) -> impl Iterator<Item = &'a String> {
+    let present: std::collections::HashSet<&str> =
+        logs.iter().map(|log| log.key.as_str()).collect();
+    store
+        .catalog
+        .logs
+        .keys()
+        .filter(move |key| !present.contains(key.as_str()))
 }
 
 fn commit(store: &SearchStore, writer: &mut IndexWriter) -> Result<(), SearchError> {
