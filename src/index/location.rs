@@ -21,7 +21,7 @@ pub const SIDECAR_SUFFIX: &str = ".treelog";
 
 /// Hex digits of the path hash in a sidecar's name in an index directory (64 bits: a
 /// collision between two of one user's logs is out of reach).
-const KEY_HEX_LEN: usize = 16;
+pub(crate) const KEY_HEX_LEN: usize = 16;
 
 /// The longest log file name kept readable in an index directory's sidecar name; a longer one
 /// is left out (the key alone names the sidecar), so the name stays within the 255 bytes file
@@ -45,9 +45,8 @@ pub fn sidecar_for(log_path: &Path, index_dir: Option<&Path>) -> PathBuf {
 
 /// The sidecar of `log_path` in the index directory `dir` (see the module docs).
 pub fn sidecar_in_dir(dir: &Path, log_path: &Path) -> PathBuf {
-    let canonical = canonical_log_path(log_path);
-    let hash = blake3::hash(canonical.as_os_str().as_encoded_bytes());
-    let key = &hash.to_hex()[..KEY_HEX_LEN];
+    let canonical = canonical_path(log_path);
+    let key = path_key(&canonical);
     let mut name = std::ffi::OsString::new();
     if let Some(file_name) = canonical.file_name()
         && file_name.len() <= FILE_NAME_KEPT_LEN_MAX
@@ -55,15 +54,23 @@ pub fn sidecar_in_dir(dir: &Path, log_path: &Path) -> PathBuf {
         name.push(file_name);
         name.push("-");
     }
-    name.push(key);
+    name.push(&key);
     name.push(SIDECAR_SUFFIX);
     dir.join(name)
+}
+
+/// The first 16 hex digits of the blake3 hash of `canonical` (a path from
+/// [`canonical_path`]): what tells apart, in an index directory, the caches of two files or
+/// directories (the sidecars here, the search indexes of `search::index_path`).
+pub(crate) fn path_key(canonical: &Path) -> String {
+    let hash = blake3::hash(canonical.as_os_str().as_encoded_bytes());
+    hash.to_hex()[..KEY_HEX_LEN].to_owned()
 }
 
 /// The log's canonical absolute path: symlinks and `..` resolved. A log not created yet is
 /// named through its canonical directory (so that it keeps its sidecar once it exists); with
 /// no directory either, the absolute path as given.
-fn canonical_log_path(log_path: &Path) -> PathBuf {
+pub(crate) fn canonical_path(log_path: &Path) -> PathBuf {
     if let Ok(canonical) = std::fs::canonicalize(log_path) {
         return canonical;
     }

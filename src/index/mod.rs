@@ -19,6 +19,10 @@ mod store;
 mod tuning;
 mod writeback;
 
+#[cfg(all(feature = "search", test))]
+pub(crate) use location::KEY_HEX_LEN;
 pub use location::{SIDECAR_SUFFIX, sidecar_for, sidecar_in_dir, sidecar_path};
+#[cfg(feature = "search")]
+pub(crate) use location::{canonical_path, path_key};
 pub use store::{IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, Verify};
 pub(crate) use store::{Lag, Store};

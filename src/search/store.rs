@@ -151,10 +151,6 @@ impl Catalog {
     }
 }
 
-/// Hex digits of the searched directory's hash in the name of its index in an index
-/// directory (as for sidecars, `src/index/location.rs`).
-const KEY_HEX_LEN: usize = 16;
-
 /// Where the search index of `searched_dir` lives: `searched_dir/.treelog-search/`, or with
 /// an index directory `index_dir/search-<key>/`, `<key>` the first 16 hex digits of the
 /// blake3 hash of the searched directory's canonical path (a directory reached through a
@@ -164,11 +160,8 @@ pub fn index_path(searched_dir: &Path, index_dir: Option<&Path>) -> PathBuf {
     let Some(index_dir) = index_dir else {
         return searched_dir.join(INDEX_DIR_NAME);
     };
-    let canonical = fs::canonicalize(searched_dir)
-        .or_else(|_| std::path::absolute(searched_dir))
-        .unwrap_or_else(|_| searched_dir.to_path_buf());
-    let hash = blake3::hash(canonical.as_os_str().as_encoded_bytes());
-    index_dir.join(format!("search-{}", &hash.to_hex()[..KEY_HEX_LEN]))
+    let key = crate::index::path_key(&crate::index::canonical_path(searched_dir));
+    index_dir.join(format!("search-{key}"))
 }
 
 /// An open search index: on disk with its lock held, on disk read-only, or in memory.
@@ -386,6 +379,7 @@ fn clear(dir: &Path) -> Result<(), SearchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::KEY_HEX_LEN;
 
     /// Without an index directory the index is in the searched directory; with one, it is
     /// `search-` and 16 hex digits there, the same whether the searched directory is named
