@@ -22,8 +22,8 @@ type HitSet = BTreeSet<(PathBuf, u64, String)>;
 struct Notices(Mutex<Vec<String>>);
 
 impl Progress for Notices {
-    fn rebuilding(&self, _index_dir: &Path, reason: &str) {
-        self.0.lock().unwrap().push(reason.to_owned());
+    fn rebuilding(&self, _index_dir: &Path, reason: &search::RebuildReason) {
+        self.0.lock().unwrap().push(reason.to_string());
     }
 }
 

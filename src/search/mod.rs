@@ -45,7 +45,7 @@ pub use documents::{DocumentSink, LineDocument, LogPosition, read_documents};
 pub use error::SearchError;
 pub use extract::{Extracted, extract, header_version};
 pub use find::{FoundLog, logs_under};
-pub use progress::{Progress, Quiet};
+pub use progress::{Progress, Quiet, RebuildReason};
 pub use query::{
     CLAUSES_MAX, Clause, Filters, ParsedQuery, matches_text, parse, roles_named, time_bound_ms,
 };
@@ -219,7 +219,7 @@ pub fn search_paths(
 }
 
 /// A store just opened, with why it was rebuilt on opening (for the notice).
-type Opened = (SearchStore, Option<String>);
+type Opened = (SearchStore, Option<RebuildReason>);
 
 /// The index of `target` without writing anything: the one in `index_dir` when it exists and
 /// describes the logs as they are, else an empty one in memory that the refresh fills (with a
@@ -237,9 +237,9 @@ fn open_without_writing(
             });
             match stale {
                 Ok(false) => return Ok(((store, None), Some(logs))),
-                Ok(true) => "the search index is not up to date".to_owned(),
+                Ok(true) => RebuildReason::Unusable("the search index is not up to date".into()),
                 Err(SearchError::Engine { reason, .. }) => {
-                    format!("the search index is damaged ({reason})")
+                    RebuildReason::Unusable(format!("the search index is damaged ({reason})"))
                 }
                 Err(other) => return Err(other),
             }
@@ -249,9 +249,9 @@ fn open_without_writing(
     Ok((
         (
             SearchStore::in_memory(index_dir),
-            Some(format!(
+            Some(RebuildReason::Unusable(format!(
                 "{not_current} and index writes are off (it is built in memory, for this search only)"
-            )),
+            ))),
         ),
         None,
     ))
@@ -276,7 +276,7 @@ pub fn reindex(
     let index_dir = index_path(dir, index_dir);
     let opened = if force {
         let (store, _) = SearchStore::open(index_dir)?;
-        progress.rebuilding(&store.dir, "--force");
+        progress.rebuilding(&store.dir, &RebuildReason::Forced);
         // The emptied index is used as it is: reopened, it would read as half-written (no
         // catalog yet) and be announced and rebuilt a second time.
         (store.rebuild()?, None)
@@ -320,7 +320,7 @@ fn with_store<T>(
         Err(SearchError::Engine { reason, .. }) => {
             progress.rebuilding(
                 &store.dir,
-                &format!("the search index is damaged ({reason})"),
+                &RebuildReason::Unusable(format!("the search index is damaged ({reason})")),
             );
             let mut store = store.rebuild()?;
             guarded(&store.dir.clone(), || attempt(&mut store))

@@ -1,12 +1,49 @@
 //! What a search or reindex reports while it works (`refresh.rs` calls it; `mod.rs`
 //! re-exports it): plain callbacks, below every file of `search`.
 
+use std::fmt;
 use std::path::Path;
+
+/// Why an index is built or rebuilt from the logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RebuildReason {
+    /// There was no index yet: the first search or reindex of a directory.
+    Missing,
+    /// The caller asked for it (`treelog reindex --search --force`).
+    Forced,
+    /// The index could not be used (damaged, of another version, half-written, not up to
+    /// date for a search that writes nothing), in words.
+    Unusable(String),
+}
+
+impl fmt::Display for RebuildReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RebuildReason::Missing => f.write_str("there is no search index yet"),
+            RebuildReason::Forced => f.write_str("--force"),
+            RebuildReason::Unusable(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl RebuildReason {
+    /// The one-line notice of a (re)build of the index in `index_dir`, as the CLI prints it
+    /// on stderr and the Node package hands it to `onNotice`.
+    pub fn notice(&self, index_dir: &Path) -> String {
+        let action = match self {
+            RebuildReason::Missing => "building it from the logs",
+            RebuildReason::Forced | RebuildReason::Unusable(_) => {
+                "rebuilding the search index from the logs"
+            }
+        };
+        format!("{}: {self}; {action}", index_dir.display())
+    }
+}
 
 /// Hears what a search or reindex is doing (the CLI prints a notice and drives a bar).
 pub trait Progress: Sync {
-    /// The index of `index_dir` is rebuilt from the logs, for `reason`.
-    fn rebuilding(&self, _index_dir: &Path, _reason: &str) {}
+    /// The index of `index_dir` is built or rebuilt from the logs, for `reason`.
+    fn rebuilding(&self, _index_dir: &Path, _reason: &RebuildReason) {}
     /// A refresh will read this many log bytes.
     fn planned(&self, _bytes: u64) {}
     /// This many more log bytes were read.

@@ -28,6 +28,7 @@ use tantivy::tokenizer::{
 use tantivy::{Index, IndexWriter};
 
 use super::error::SearchError;
+use super::progress::RebuildReason;
 
 /// The index directory's name inside the searched directory.
 pub const INDEX_DIR_NAME: &str = ".treelog-search";
@@ -175,9 +176,6 @@ pub struct SearchStore {
     /// `None` for a read-only or in-memory store, which is never written to disk.
     _lock: Option<File>,
 }
-
-/// Why an index is rebuilt, in words for the one-line notice.
-pub type RebuildReason = String;
 
 impl SearchStore {
     /// Opens the index in `dir` ([`index_path`]), creating the directory if needed and taking
@@ -330,28 +328,31 @@ fn register(index: &Index) {
 /// Opens an existing index, or says why it cannot be used.
 fn open_existing(dir: &Path) -> Result<(Index, Fields, Catalog), RebuildReason> {
     if !dir.join("meta.json").exists() {
-        return Err("there is no search index yet".into());
+        return Err(RebuildReason::Missing);
     }
+    let unusable = |reason: String| RebuildReason::Unusable(reason);
     let index = Index::open_in_dir(dir)
-        .map_err(|error| format!("the search index is damaged ({error})"))?;
+        .map_err(|error| unusable(format!("the search index is damaged ({error})")))?;
     let (expected, fields) = schema();
     if index.schema() != expected {
-        return Err("the search index was written by another version of treelog".into());
+        return Err(unusable(
+            "the search index was written by another version of treelog".into(),
+        ));
     }
     register(&index);
     let metas = index
         .load_metas()
-        .map_err(|error| format!("the search index is damaged ({error})"))?;
+        .map_err(|error| unusable(format!("the search index is damaged ({error})")))?;
     let Some(payload) = metas.payload else {
-        return Err("the search index was left half-written".into());
+        return Err(unusable("the search index was left half-written".into()));
     };
     let catalog: Catalog = serde_json::from_str(&payload)
-        .map_err(|error| format!("the search index's catalog is damaged ({error})"))?;
+        .map_err(|error| unusable(format!("the search index's catalog is damaged ({error})")))?;
     if catalog.format != CATALOG_FORMAT {
-        return Err(format!(
+        return Err(unusable(format!(
             "the search index has format {}, this treelog reads format {CATALOG_FORMAT}",
             catalog.format
-        ));
+        )));
     }
     Ok((index, fields, catalog))
 }

@@ -25,7 +25,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Task};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
-use treelog::search::{Filters, Progress, SearchError, SearchOptions, SortOrder};
+use treelog::search::{Filters, Progress, RebuildReason, SearchError, SearchOptions, SortOrder};
 
 /// The JS function that hears a call's events (one JSON string each).
 pub type EventSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false>;
@@ -257,19 +257,15 @@ impl Events {
 }
 
 impl Progress for Events {
-    fn rebuilding(&self, index_dir: &Path, reason: &str) {
+    fn rebuilding(&self, index_dir: &Path, reason: &RebuildReason) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        // The CLI's line on stderr, word for word.
-        let message = format!(
-            "{}: {reason}; rebuilding the search index from the logs",
-            index_dir.display()
-        );
         let event = json!({ "notice": {
             "indexDir": index_dir.display().to_string(),
-            "reason": reason,
-            "message": message,
+            "reason": reason.to_string(),
+            // The CLI's line on stderr, word for word.
+            "message": reason.notice(index_dir),
         }});
         self.send(&mut state, event);
     }

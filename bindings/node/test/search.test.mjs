@@ -248,7 +248,8 @@ test("notices and progress reach the caller before the promise settles", async (
   assert.equal(notices.length, 1, JSON.stringify(notices));
   const indexDir = join(dir, ".treelog-search");
   assert.equal(notices[0].indexDir, indexDir);
-  assert.equal(notices[0].message, `${indexDir}: ${notices[0].reason}; rebuilding the search index from the logs`);
+  assert.equal(notices[0].reason, "there is no search index yet");
+  assert.equal(notices[0].message, `${indexDir}: there is no search index yet; building it from the logs`);
   assert.ok(progress.length > 0);
   assert.deepEqual(progress.at(-1), { plannedBytes: logBytes, indexedBytes: logBytes });
   for (let at = 1; at < progress.length; at++) assert.ok(progress[at].indexedBytes >= progress[at - 1].indexedBytes);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use indicatif::ProgressBar;
-use treelog::search::{Filters, Hit, Progress, SearchOptions, SortOrder};
+use treelog::search::{Filters, Hit, Progress, RebuildReason, SearchOptions, SortOrder};
 
 use crate::exit::{CliError, print_error};
 use crate::out::Out;
@@ -209,11 +209,8 @@ impl Notices {
 }
 
 impl Progress for Notices {
-    fn rebuilding(&self, index_dir: &Path, reason: &str) {
-        let line = format!(
-            "{}: {reason}; rebuilding the search index from the logs",
-            index_dir.display()
-        );
+    fn rebuilding(&self, index_dir: &Path, reason: &RebuildReason) {
+        let line = reason.notice(index_dir);
         match self.bar.lock().ok().as_deref() {
             Some(Some(bar)) => bar.suspend(|| print_error(&line)),
             _ => print_error(&line),
