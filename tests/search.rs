@@ -582,3 +582,123 @@ fn snippets_come_from_long_lines() {
         hit.snippet
     );
 }
+
+/// Hits of equal score (or equal time, newest first) come in (session, line) order, and a
+/// limit cuts such a run at the same place, whatever the index's segments: an index built by
+/// one catch-up per log, last log first (so its segments hold the logs in reverse order),
+/// answers exactly as one built from all the logs at once, for every limit and both orders.
+#[test]
+fn equal_scores_keep_one_order_whatever_the_segments() {
+    let sentences = [
+        "deploy the build",
+        "deploy the build",
+        "the build cache is warm",
+        "deploy now",
+        "deploy the build cache",
+    ];
+    let names = [
+        "tie-a.jsonl",
+        "tie-b.jsonl",
+        "sub/tie-c.jsonl",
+        "tie-d.jsonl",
+    ];
+    let mut rng = Rng(77);
+    let logs: Vec<(&str, String)> = names
+        .iter()
+        .map(|name| {
+            let mut text = String::from(
+                r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+            );
+            text.push('\n');
+            for entry in 0..60 {
+                // Three times only, so that many entries share one.
+                let time = format!("2025-01-0{}T00:00:00.000Z", 1 + rng.below(3));
+                text.push_str(&format!(
+                    r#"{{"type":"message","id":"e{entry:04}","parentId":null,"timestamp":"{time}","message":{{"role":"user","content":"{}"}}}}"#,
+                    rng.pick(&sentences)
+                ));
+                text.push('\n');
+            }
+            (*name, text)
+        })
+        .collect();
+    let write = |dir: &Path, (name, text): &(&str, String)| {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    let notices = Notices::default();
+    let warm_up = search::parse("deploy").unwrap();
+    // One catch-up per log, the last log first.
+    let by_catch_ups = tempfile::tempdir().unwrap();
+    for log in logs.iter().rev() {
+        write(by_catch_ups.path(), log);
+        search::search(by_catch_ups.path(), &warm_up, &options(1), &notices).unwrap();
+    }
+    // All the logs, then one build.
+    let at_once = tempfile::tempdir().unwrap();
+    for log in &logs {
+        write(at_once.path(), log);
+    }
+    search::search(at_once.path(), &warm_up, &options(1), &notices).unwrap();
+
+    let ranked = |dir: &Path, text: &str, limit: usize, sort: SortOrder| {
+        let query = search::parse(text).unwrap();
+        let options = SearchOptions {
+            sort,
+            ..options(limit)
+        };
+        search::search(dir, &query, &options, &notices)
+            .unwrap()
+            .into_iter()
+            .map(|hit| {
+                let session = hit.session.strip_prefix(dir).unwrap().to_path_buf();
+                (hit.score.to_bits(), hit.timestamp_ms, session, hit.line)
+            })
+            .collect::<Vec<_>>()
+    };
+    for text in ["deploy", "\"the build\"", "build -cache", "dep*", "warm"] {
+        for sort in [SortOrder::Score, SortOrder::Newest] {
+            for limit in [1, 5, 17, 40, 1000] {
+                let expected = ranked(at_once.path(), text, limit, sort);
+                assert!(!expected.is_empty(), "{text}");
+                assert_eq!(
+                    ranked(by_catch_ups.path(), text, limit, sort),
+                    expected,
+                    "{text}, {sort:?}, limit {limit}"
+                );
+                let in_order = expected.windows(2).all(|pair| {
+                    let (a, b) = (&pair[0], &pair[1]);
+                    let key_order = match sort {
+                        SortOrder::Score => f32::from_bits(b.0).total_cmp(&f32::from_bits(a.0)),
+                        SortOrder::Newest => b.1.cmp(&a.1),
+                    };
+                    key_order
+                        .then_with(|| (&a.2, a.3).cmp(&(&b.2, b.3)))
+                        .is_le()
+                });
+                assert!(in_order, "{text}, {sort:?}, limit {limit}: {expected:?}");
+            }
+        }
+    }
+}
+
+/// A limit far beyond the number of documents (the CLI takes any u64, the Node package up to
+/// 2^53 - 1) returns every hit; it once made the engine allocate room for that many and
+/// abort the process.
+#[test]
+fn a_huge_limit_returns_every_hit() {
+    let dir = corpus();
+    let notices = Notices::default();
+    let query = search::parse("alpha").unwrap();
+    let all = search::search(dir.path(), &query, &options(100_000), &notices).unwrap();
+    assert!(!all.is_empty());
+    for limit in [(1usize << 53) - 1, usize::MAX] {
+        let got = search::search(dir.path(), &query, &options(limit), &notices).unwrap();
+        assert_eq!(got.len(), all.len(), "limit {limit}");
+    }
+    assert!(
+        notices.take().len() <= 1,
+        "the index was never taken for damaged"
+    );
+}

@@ -28,6 +28,7 @@ mod progress;
 mod query;
 mod refresh;
 mod store;
+mod top;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -35,11 +36,10 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{DocAddress, Order, ReloadPolicy, Searcher, TantivyDocument, Term};
+use tantivy::{DocAddress, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 pub use documents::{DocumentSink, LineDocument, LogPosition, read_documents};
 pub use error::SearchError;
@@ -52,7 +52,7 @@ pub use query::{
 pub use refresh::RefreshCounts;
 pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, index_path, tokens};
 
-use store::{Fields, SearchStore, TIMESTAMP_MS_FIELD, analyzer};
+use store::{Fields, SearchStore, analyzer};
 
 /// Characters of text around the matched words in a snippet.
 const SNIPPET_CHARS: usize = 160;
@@ -375,22 +375,13 @@ fn run_query(
         .map_err(engine_error(store))?;
     let searcher = reader.searcher();
     let top: Vec<(f32, DocAddress)> = match options.sort {
-        SortOrder::Score => searcher
-            .search(
-                &engine_query,
-                &TopDocs::with_limit(options.limit).order_by_score(),
-            )
+        SortOrder::Score => top::by_score(&searcher, &engine_query, fields, options.limit)
             .map_err(engine_error(store))?,
         SortOrder::Newest => {
-            let newest = searcher
-                .search(
-                    &engine_query,
-                    &TopDocs::with_limit(options.limit)
-                        .order_by_fast_field::<i64>(TIMESTAMP_MS_FIELD, Order::Desc),
-                )
+            let newest = top::by_newest(&searcher, &engine_query, fields, options.limit)
                 .map_err(engine_error(store))?;
             let mut scored = Vec::with_capacity(newest.len());
-            for (_, address) in newest {
+            for address in newest {
                 let explained = engine_query
                     .explain(&searcher, address)
                     .map_err(engine_error(store))?;
