@@ -375,10 +375,11 @@ fn run_query(
         .map_err(engine_error(store))?;
     let searcher = reader.searcher();
     let top: Vec<(f32, DocAddress)> = match options.sort {
-        SortOrder::Score => top::by_score(&searcher, &engine_query, fields, options.limit)
-            .map_err(engine_error(store))?,
+        SortOrder::Score => {
+            top::by_score(&searcher, &engine_query, options.limit).map_err(engine_error(store))?
+        }
         SortOrder::Newest => {
-            let newest = top::by_newest(&searcher, &engine_query, fields, options.limit)
+            let newest = top::by_newest(&searcher, &engine_query, options.limit)
                 .map_err(engine_error(store))?;
             let mut scored = Vec::with_capacity(newest.len());
             for address in newest {

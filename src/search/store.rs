@@ -95,6 +95,10 @@ pub struct Fields {
 
 /// The name of the ms timestamp field (sorting by a fast field goes by name).
 pub const TIMESTAMP_MS_FIELD: &str = "timestamp_ms";
+/// The field of a document's session key (its log's path in the directory).
+pub const SESSION_FIELD: &str = "session";
+/// The field of a document's 1-based line in its log.
+pub const LINE_FIELD: &str = "line";
 
 fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
@@ -104,8 +108,9 @@ fn schema() -> (Schema, Fields) {
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
-        session: builder.add_text_field("session", STRING | STORED),
-        line: builder.add_u64_field("line", STORED),
+        // Fast (columns) as well: equal scores are ordered by them (search/top.rs).
+        session: builder.add_text_field(SESSION_FIELD, STRING | STORED | FAST),
+        line: builder.add_u64_field(LINE_FIELD, STORED | FAST),
         offset: builder.add_u64_field("offset", STORED),
         id: builder.add_text_field("id", STORED),
         type_name: builder.add_text_field("type", STRING | STORED),
