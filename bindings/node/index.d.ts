@@ -484,6 +484,10 @@ export interface SearchOptions extends SearchEvents {
     limit?: number;
     /** Best match first (default) or latest first. */
     sort?: "score" | "newest";
+    /** `--index-dir D`: keep the search index in `D/search-<key of the directory>/` instead of beside the sessions. */
+    indexDir?: string;
+    /** `false` is `--no-index-write`: write nothing anywhere (a current index is read as it is; otherwise the search indexes in memory, for this call only). Default true. */
+    indexWrite?: boolean;
 }
 /**
  * `treelog search --json QUERY PATH...`: the entries of the sessions under `paths` that hold
@@ -510,5 +514,5 @@ export interface SearchReindexed {
     bytes: number;
     seconds: number;
 }
-/** `treelog reindex --search [--force] DIR`: builds or brings up to date the search index of the directory `dir` ahead of time, on a worker thread. */
-export declare function reindexSearch(dir: string, options?: SearchEvents & { force?: boolean }): Promise<SearchReindexed>;
+/** `treelog [--index-dir D] reindex --search [--force] DIR`: builds or brings up to date the search index of the directory `dir` ahead of time, on a worker thread. */
+export declare function reindexSearch(dir: string, options?: SearchEvents & { force?: boolean; indexDir?: string }): Promise<SearchReindexed>;

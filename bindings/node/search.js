@@ -87,10 +87,11 @@ export async function search(query, paths, options) {
 
 /**
  * Builds or brings up to date the search index of the directory `dir` ahead of time, as
- * `treelog reindex --search [--force] DIR` does; resolves to its `--json` summary.
+ * `treelog [--index-dir D] reindex --search [--force] DIR` does; resolves to its `--json`
+ * summary.
  */
 export async function reindexSearch(dir, options) {
   const relay = eventRelay(options);
-  const request = JSON.stringify({ dir, force: options?.force ?? false });
+  const request = JSON.stringify({ dir, force: options?.force ?? false, indexDir: options?.indexDir ?? null });
   return settle(native.reindexSearchJson(request, relay.sink), relay, "reindexed");
 }

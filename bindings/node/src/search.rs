@@ -67,7 +67,8 @@ struct SearchRequest {
 }
 
 /// Reads `{"query", "paths", "options"}`: `paths` null for the current directory, `options`
-/// the keys `role`, `type`, `since`, `until`, `limit` and `sort`, each optional.
+/// the keys `role`, `type`, `since`, `until`, `limit`, `sort`, `indexDir` and `indexWrite`,
+/// each optional.
 fn search_request(request: &str) -> Result<SearchRequest, Failure> {
     let request: Value = serde_json::from_str(request)
         .map_err(|error| invalid(format!("search: the request is not JSON: {error}")))?;
@@ -119,7 +120,16 @@ fn search_request(request: &str) -> Result<SearchRequest, Failure> {
 
 /// The options of a search, checked as the CLI checks its flags.
 fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure> {
-    const KNOWN: [&str; 6] = ["role", "type", "since", "until", "limit", "sort"];
+    const KNOWN: [&str; 8] = [
+        "role",
+        "type",
+        "since",
+        "until",
+        "limit",
+        "sort",
+        "indexDir",
+        "indexWrite",
+    ];
     if let Some(unknown) = options.keys().find(|key| !KNOWN.contains(&key.as_str())) {
         return Err(invalid(format!(
             "search: unknown option `{unknown}` (known: {})",
@@ -197,10 +207,31 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
         },
         limit: usize::try_from(limit).unwrap_or(usize::MAX),
         sort,
-        // The Node API keeps the index in the searched directory, as before.
-        index_dir: None,
-        index_write: true,
+        index_dir: index_dir("search", options)?,
+        index_write: match options.get("indexWrite") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(write)) => *write,
+            other => {
+                return Err(invalid(format!(
+                    "search: indexWrite must be true or false, got {}",
+                    shown(other)
+                )));
+            }
+        },
     })
+}
+
+/// The `indexDir` option of `call` (the CLI's `--index-dir`): where the search index is kept
+/// instead of beside the sessions; `None` when not given.
+fn index_dir(call: &str, options: &Map<String, Value>) -> Result<Option<PathBuf>, Failure> {
+    match options.get("indexDir") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(dir)) if !dir.is_empty() => Ok(Some(PathBuf::from(dir))),
+        other => Err(invalid(format!(
+            "{call}: indexDir must be a non-empty string, got {}",
+            shown(other)
+        ))),
+    }
 }
 
 /// A JSON value as the caller wrote it, for an error message.
@@ -381,9 +412,18 @@ pub fn search_json(
     SearchTask::new(request, on_event, "hits", run_search)
 }
 
-/// Reads `{"dir", "force"}` (`force`: `--force`, default false).
-fn reindex_request(request: &str) -> Result<(PathBuf, bool), Failure> {
-    let request: Value = serde_json::from_str(request)
+/// What a reindex asks for, checked.
+struct ReindexRequest {
+    dir: PathBuf,
+    /// `--force`: discard the index first.
+    force: bool,
+    /// `--index-dir`.
+    index_dir: Option<PathBuf>,
+}
+
+/// Reads `{"dir", "force", "indexDir"}` (`force` default false, `indexDir` optional).
+fn reindex_request(request: &str) -> Result<ReindexRequest, Failure> {
+    let request: Map<String, Value> = serde_json::from_str(request)
         .map_err(|error| invalid(format!("reindexSearch: the request is not JSON: {error}")))?;
     let dir = match request.get("dir") {
         Some(Value::String(dir)) if !dir.is_empty() => PathBuf::from(dir),
@@ -404,12 +444,20 @@ fn reindex_request(request: &str) -> Result<(PathBuf, bool), Failure> {
             )));
         }
     };
-    Ok((dir, force))
+    Ok(ReindexRequest {
+        dir,
+        force,
+        index_dir: index_dir("reindexSearch", &request)?,
+    })
 }
 
 /// `reindexSearch`'s work: the object of `treelog reindex --search --json`.
 fn run_reindex(request: &str, events: &Events) -> Result<String, Failure> {
-    let (dir, force) = reindex_request(request)?;
+    let ReindexRequest {
+        dir,
+        force,
+        index_dir,
+    } = reindex_request(request)?;
     let metadata = std::fs::metadata(&dir).map_err(|error| {
         Failure::from(SearchError::Io {
             path: dir.clone(),
@@ -424,11 +472,12 @@ fn run_reindex(request: &str, events: &Events) -> Result<String, Failure> {
         )));
     }
     let started = Instant::now();
-    let counts = treelog::search::reindex(&dir, None, force, events)?;
+    let counts = treelog::search::reindex(&dir, index_dir.as_deref(), force, events)?;
     Ok(counts.to_json(&dir, started.elapsed().as_secs_f64()))
 }
 
-/// `treelog reindex --search DIR` on a worker thread: `request` is `{"dir", "force"}`;
+/// `treelog reindex --search DIR` on a worker thread: `request` is `{"dir", "force",
+/// "indexDir"}`;
 /// `onEvent` hears notices and progress.
 #[napi(ts_return_type = "Promise<string>")]
 pub fn reindex_search_json(

@@ -196,6 +196,72 @@ test("an append by another writer is found on the next search", async () => {
   assert.deepEqual(hits, cli(["zephyrword", dir])[0]);
 });
 
+/** Every file under `root` with its size and mtime: what a call must leave as it was. */
+function listing(root) {
+  const files = {};
+  (function walk(path) {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const child = join(path, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else {
+        const stat = statSync(child);
+        files[child] = [stat.size, stat.mtimeMs];
+      }
+    }
+  })(root);
+  return files;
+}
+
+/**
+ * indexDir and indexWrite are the CLI's --index-dir and --no-index-write: the index goes to
+ * the index directory and the session folder is left as it was; a search that writes nothing
+ * leaves every directory as it was and answers as the index would; the hits equal the CLI's
+ * with the same flags, and the CLI then finds the same index.
+ */
+test("indexDir and indexWrite: the CLI's --index-dir and --no-index-write", async () => {
+  const dir = generatedDir(11, 5, 20);
+  const sessions = listing(dir);
+  const cache = tempDir("treelog-search-cache-");
+  const hits = await treelog.search("alpha", dir, { indexDir: cache, limit: 50 });
+  assert.ok(hits.length > 5, `${hits.length} hits`);
+  assert.deepEqual(listing(dir), sessions, "the session folder was written");
+  const indexes = readdirSync(cache);
+  assert.equal(indexes.length, 1);
+  assert.match(indexes[0], /^search-[0-9a-f]{16}$/);
+  const [cliHits, status, stderr] = cli(["--index-dir", cache, "--limit", "50", "alpha", dir]);
+  assert.equal(status, 0);
+  assert.equal(stderr, "", "the CLI found the index the package built");
+  assert.deepEqual(hits, cliHits);
+
+  const cached = listing(cache);
+  assert.deepEqual(await treelog.search("alpha", dir, { indexDir: cache, indexWrite: false, limit: 50 }), hits);
+  assert.deepEqual(listing(cache), cached, "a current index read without writing was written");
+
+  const empty = tempDir("treelog-search-unwritten-");
+  const notices = [];
+  const inMemory = await treelog.search("alpha", dir, { indexDir: empty, indexWrite: false, limit: 50, onNotice: (notice) => notices.push(notice) });
+  assert.deepEqual(inMemory, hits, "an index built in memory answers as the one on disk");
+  assert.deepEqual(readdirSync(empty), []);
+  assert.deepEqual(listing(dir), sessions);
+  assert.equal(notices.length, 1);
+  assert.match(notices[0].message, /index writes are off \(it is built in memory, for this search only\)/);
+
+  const ahead = tempDir("treelog-search-ahead-");
+  const summary = await treelog.reindexSearch(dir, { indexDir: ahead });
+  assert.equal(summary.readWhole, 5);
+  assert.deepEqual(readdirSync(ahead), indexes, "the same key names the directory's index");
+  assert.deepEqual(listing(dir), sessions);
+
+  for (const [call, options] of [
+    [treelog.search, { indexWrite: "no" }],
+    [treelog.search, { indexDir: "" }],
+    [treelog.reindexSearch, { indexDir: 5 }],
+  ]) {
+    const args = call === treelog.search ? ["alpha", dir, options] : [dir, options];
+    await assert.rejects(call(...args), { code: "TREELOG_INVALID_INPUT" }, JSON.stringify(options));
+  }
+});
+
 /** Each bad input is refused with its code and the user's words, where the CLI refuses it with exit 2 (for the same query, path or flag). */
 test("errors: bad query, unreadable path, bad option values", async () => {
   const dir = generatedDir(3, 2, 5);
