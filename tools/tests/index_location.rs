@@ -223,9 +223,8 @@ fn demo_keeps_its_sidecars_in_the_index_dir() {
 }
 
 /// `treelog search QUERY --json` on `folder` with `extra` flags: its hits (each hit's JSON
-/// line, score included) best first, hits of equal score in the order of their text (the
-/// engine orders ties by where a document landed among its segments, which the indexing
-/// threads decide), and the notices on stderr.
+/// line, score included) in the order printed (best first, equal scores by session and line,
+/// whatever the segments), and the notices on stderr.
 fn search_hits(folder: &str, query: &str, extra: &[&str]) -> (Vec<String>, String) {
     let mut args = vec!["search", query, folder, "--json", "--limit", "1000"];
     args.extend_from_slice(extra);
@@ -236,15 +235,10 @@ fn search_hits(folder: &str, query: &str, extra: &[&str]) -> (Vec<String>, Strin
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
-    let mut hits: Vec<String> = String::from_utf8_lossy(&output.stdout)
+    let hits: Vec<String> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(str::to_owned)
         .collect();
-    let score = |hit: &String| {
-        let value: serde_json::Value = serde_json::from_str(hit).expect("a JSON hit");
-        value["score"].as_f64().expect("a score")
-    };
-    hits.sort_by(|a, b| score(b).total_cmp(&score(a)).then_with(|| a.cmp(b)));
     (hits, String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
