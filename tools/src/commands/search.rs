@@ -58,7 +58,7 @@ pub struct Args {
     /// Hits shown at most.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: u64,
-    /// Order of hits: best match first, or latest first.
+    /// Order of hits: best match first, or latest first; equal ones by session, then line.
     #[arg(long, value_enum, default_value_t = Sort::Score)]
     pub sort: Sort,
     /// One JSON object per hit: {"session","line","id","type","role","timestamp","score","snippet"}.
