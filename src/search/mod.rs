@@ -186,7 +186,18 @@ pub fn search(
     let target = target(path)?;
     let index_dir = index_path(&target.dir, options.index_dir.as_deref());
     let (opened, found_logs) = if options.index_write {
-        (SearchStore::open(index_dir)?, None)
+        match SearchStore::open(index_dir.clone()) {
+            Ok(opened) => (opened, None),
+            // The index is a cache: one that cannot be written (a read-only folder, a file
+            // where its directory should be) must not fail the search. It runs as with
+            // --no-index-write, and says why.
+            Err(error @ SearchError::Io { .. }) => {
+                let ((store, _), found_logs) = open_without_writing(&target, index_dir)?;
+                let reason = RebuildReason::Unwritable(error.to_string());
+                ((store, Some(reason)), found_logs)
+            }
+            Err(other) => return Err(other),
+        }
     } else {
         open_without_writing(&target, index_dir)?
     };

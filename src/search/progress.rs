@@ -14,6 +14,9 @@ pub enum RebuildReason {
     /// The index could not be used (damaged, of another version, half-written, not up to
     /// date for a search that writes nothing), in words.
     Unusable(String),
+    /// The index cannot be written (the I/O error, naming its path): the search reads a
+    /// current index as it is, or builds one in memory, as with `--no-index-write`.
+    Unwritable(String),
 }
 
 impl fmt::Display for RebuildReason {
@@ -21,7 +24,9 @@ impl fmt::Display for RebuildReason {
         match self {
             RebuildReason::Missing => f.write_str("there is no search index yet"),
             RebuildReason::Forced => f.write_str("--force"),
-            RebuildReason::Unusable(reason) => f.write_str(reason),
+            RebuildReason::Unusable(reason) | RebuildReason::Unwritable(reason) => {
+                f.write_str(reason)
+            }
         }
     }
 }
@@ -34,6 +39,12 @@ impl RebuildReason {
             RebuildReason::Missing => "building it from the logs",
             RebuildReason::Forced | RebuildReason::Unusable(_) => {
                 "rebuilding the search index from the logs"
+            }
+            // The reason names the path already.
+            RebuildReason::Unwritable(reason) => {
+                return format!(
+                    "{reason}; searching without writing the index (--index-dir DIR keeps it elsewhere)"
+                );
             }
         };
         format!("{}: {self}; {action}", index_dir.display())

@@ -314,3 +314,38 @@ fn reindex_search_builds_ahead() {
     );
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// The search index is a cache: where it cannot be written (here a file stands where its
+/// directory goes, as a read-only folder would refuse it), a search still answers, with the
+/// hits of a writable folder and one notice naming the path and the reason, and writes
+/// nothing; `reindex --search`, whose one job is to write it, fails with exit 2. Regression:
+/// such a search exited 2 with "cannot create the search index directory".
+#[test]
+fn an_unwritable_index_does_not_fail_the_search() {
+    let writable = corpus();
+    let expected = treelog(
+        &["search", "--json", "--limit", "1000", "the", "."],
+        writable.path(),
+    );
+    assert_eq!(expected.status.code(), Some(0));
+
+    let dir = corpus();
+    let blocker = dir.path().join(".treelog-search");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    for _ in 0..2 {
+        let output = treelog(
+            &["search", "--json", "--limit", "1000", "the", "."],
+            dir.path(),
+        );
+        assert_eq!(output.status.code(), Some(0));
+        assert_eq!(json_hits(&output), json_hits(&expected));
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr),
+            "treelog: ./.treelog-search: cannot create the search index directory: file exists; \
+             searching without writing the index (--index-dir DIR keeps it elsewhere)\n"
+        );
+    }
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"not a directory");
+    let output = treelog(&["reindex", "--search", "."], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+}
