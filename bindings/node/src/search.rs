@@ -208,17 +208,25 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
         limit: usize::try_from(limit).unwrap_or(usize::MAX),
         sort,
         index_dir: index_dir("search", options)?,
-        index_write: match options.get("indexWrite") {
-            None | Some(Value::Null) => true,
-            Some(Value::Bool(write)) => *write,
-            other => {
-                return Err(invalid(format!(
-                    "search: indexWrite must be true or false, got {}",
-                    shown(other)
-                )));
-            }
-        },
+        index_write: boolean("search", options, "indexWrite", true)?,
     })
+}
+
+/// The option `key` of `call`, true or false (`default` when not given).
+fn boolean(
+    call: &str,
+    options: &Map<String, Value>,
+    key: &str,
+    default: bool,
+) -> Result<bool, Failure> {
+    match options.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(value)) => Ok(*value),
+        other => Err(invalid(format!(
+            "{call}: {key} must be true or false, got {}",
+            shown(other)
+        ))),
+    }
 }
 
 /// The `indexDir` option of `call` (the CLI's `--index-dir`): where the search index is kept
@@ -434,19 +442,9 @@ fn reindex_request(request: &str) -> Result<ReindexRequest, Failure> {
             )));
         }
     };
-    let force = match request.get("force") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(force)) => *force,
-        other => {
-            return Err(invalid(format!(
-                "reindexSearch: force must be true or false, got {}",
-                shown(other)
-            )));
-        }
-    };
     Ok(ReindexRequest {
         dir,
-        force,
+        force: boolean("reindexSearch", &request, "force", false)?,
         index_dir: index_dir("reindexSearch", &request)?,
     })
 }
