@@ -260,9 +260,7 @@ fn open_without_writing(
     Ok((
         (
             SearchStore::in_memory(index_dir),
-            Some(RebuildReason::Unusable(format!(
-                "{not_current} and index writes are off (it is built in memory, for this search only)"
-            ))),
+            Some(RebuildReason::InMemory(not_current.to_string())),
         ),
         None,
     ))

@@ -17,6 +17,9 @@ pub enum RebuildReason {
     /// The index cannot be written (the I/O error, naming its path): the search reads a
     /// current index as it is, or builds one in memory, as with `--no-index-write`.
     Unwritable(String),
+    /// Index writes are off and the index on disk cannot answer (why, in words): one is built
+    /// in memory for this search only.
+    InMemory(String),
 }
 
 impl fmt::Display for RebuildReason {
@@ -27,6 +30,7 @@ impl fmt::Display for RebuildReason {
             RebuildReason::Unusable(reason) | RebuildReason::Unwritable(reason) => {
                 f.write_str(reason)
             }
+            RebuildReason::InMemory(reason) => write!(f, "{reason} and index writes are off"),
         }
     }
 }
@@ -39,6 +43,9 @@ impl RebuildReason {
             RebuildReason::Missing => "building it from the logs",
             RebuildReason::Forced | RebuildReason::Unusable(_) => {
                 "rebuilding the search index from the logs"
+            }
+            RebuildReason::InMemory(_) => {
+                "building it in memory from the logs, for this search only"
             }
             // The reason names the path already.
             RebuildReason::Unwritable(reason) => {

@@ -95,9 +95,9 @@ pub(super) fn by_newest(
     Ok(best.into_iter().map(|ranked| ranked.address).collect())
 }
 
-/// No search returns more documents than the index holds, and the engine allocates room for
-/// as many as it is asked for (a `--limit` of 10^11 once aborted the process): limits are
-/// cut to this (at least 1).
+/// No search returns more documents than the index holds: limits are cut to this (at least
+/// 1), so that no buffer is ever sized by a limit (a `--limit` of 10^11 once made the engine
+/// reserve room for that many hits and abort the process).
 fn document_count(searcher: &Searcher) -> usize {
     usize::try_from(searcher.num_docs())
         .unwrap_or(usize::MAX)
