@@ -94,7 +94,7 @@ pub fn log_at(path: &Path, key: String) -> Result<FoundLog, SearchError> {
 }
 
 /// The modification time of `metadata` in ns since the Unix epoch, 0 when it cannot be told.
-pub fn modified_ns(metadata: &Metadata) -> u128 {
+fn modified_ns(metadata: &Metadata) -> u128 {
     metadata
         .modified()
         .ok()

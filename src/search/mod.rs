@@ -249,9 +249,7 @@ fn open_without_writing(
             match stale {
                 Ok(false) => return Ok(((store, None), Some(logs))),
                 Ok(true) => RebuildReason::Unusable("the search index is not up to date".into()),
-                Err(SearchError::Engine { reason, .. }) => {
-                    RebuildReason::Unusable(format!("the search index is damaged ({reason})"))
-                }
+                Err(SearchError::Engine { reason, .. }) => RebuildReason::damaged(reason),
                 Err(other) => return Err(other),
             }
         }
@@ -327,10 +325,7 @@ fn with_store<T>(
     };
     match guarded(&store.dir.clone(), || attempt(&mut store)) {
         Err(SearchError::Engine { reason, .. }) => {
-            progress.rebuilding(
-                &store.dir,
-                &RebuildReason::Unusable(format!("the search index is damaged ({reason})")),
-            );
+            progress.rebuilding(&store.dir, &RebuildReason::damaged(reason));
             let mut store = store.rebuild()?;
             guarded(&store.dir.clone(), || attempt(&mut store))
         }

@@ -36,6 +36,11 @@ impl fmt::Display for RebuildReason {
 }
 
 impl RebuildReason {
+    /// The index is damaged, as the engine (or the refresh) found: `reason` in its words.
+    pub fn damaged(reason: impl fmt::Display) -> RebuildReason {
+        RebuildReason::Unusable(format!("the search index is damaged ({reason})"))
+    }
+
     /// The one-line notice of a (re)build of the index in `index_dir`, as the CLI prints it
     /// on stderr and the Node package hands it to `onNotice`.
     pub fn notice(&self, index_dir: &Path) -> String {

@@ -335,9 +335,8 @@ fn open_existing(dir: &Path) -> Result<(Index, Fields, Catalog), RebuildReason> 
     if !dir.join("meta.json").exists() {
         return Err(RebuildReason::Missing);
     }
-    let unusable = |reason: String| RebuildReason::Unusable(reason);
-    let index = Index::open_in_dir(dir)
-        .map_err(|error| unusable(format!("the search index is damaged ({error})")))?;
+    let unusable = RebuildReason::Unusable;
+    let index = Index::open_in_dir(dir).map_err(RebuildReason::damaged)?;
     let (expected, fields) = schema();
     if index.schema() != expected {
         return Err(unusable(
@@ -345,9 +344,7 @@ fn open_existing(dir: &Path) -> Result<(Index, Fields, Catalog), RebuildReason> 
         ));
     }
     register(&index);
-    let metas = index
-        .load_metas()
-        .map_err(|error| unusable(format!("the search index is damaged ({error})")))?;
+    let metas = index.load_metas().map_err(RebuildReason::damaged)?;
     let Some(payload) = metas.payload else {
         return Err(unusable("the search index was left half-written".into()));
     };

@@ -50,14 +50,11 @@ pub(super) fn by_score(
             threshold
         })?;
         best.extend(segment.ranked(segment_ord as u32)?);
-        if best.len() >= limit {
-            best.sort();
-            best.truncate(limit);
-            floor = best[limit - 1].key.0.0;
+        if let Some(last) = keep_best(&mut best, limit) {
+            floor = last.key.0.0;
         }
     }
-    best.sort();
-    best.truncate(limit);
+    keep_best(&mut best, limit);
     Ok(best
         .into_iter()
         .map(|ranked| (ranked.key.0.0, ranked.address))
@@ -85,14 +82,17 @@ pub(super) fn by_newest(
             }
         })?;
         best.extend(segment.ranked(segment_ord as u32)?);
-        if best.len() >= limit {
-            best.sort();
-            best.truncate(limit);
-        }
+        keep_best(&mut best, limit);
     }
+    keep_best(&mut best, limit);
+    Ok(best.into_iter().map(|ranked| ranked.address).collect())
+}
+
+/// Sorts `best` and keeps its first `limit`; the last kept once there are `limit` of them.
+fn keep_best<K: Ord>(best: &mut Vec<Ranked<K>>, limit: usize) -> Option<&Ranked<K>> {
     best.sort();
     best.truncate(limit);
-    Ok(best.into_iter().map(|ranked| ranked.address).collect())
+    best.get(limit - 1)
 }
 
 /// No search returns more documents than the index holds: limits are cut to this (at least
