@@ -148,6 +148,52 @@ impl Projection {
     }
 }
 
+/// pi 1.6's `buildSessionProjection` for a caller that already holds the entries as values
+/// (the Node package keeps each entry it parsed): each context entry's sequence number, and
+/// its messages only where they are not the entry's own `message` unchanged. Such a caller
+/// hands back the very `message` value it holds, as pi does, so that pi's callers that compare
+/// messages by identity find them; the other messages (summaries, custom messages, edited or
+/// filled-in ones) are new values on every build in pi too.
+#[derive(Clone, Debug)]
+pub struct ProjectionPlan {
+    pub entries: Vec<PlannedEntry>,
+    pub thinking_level: JsonText,
+    pub model: Option<JsonText>,
+}
+
+/// One context entry of a [`ProjectionPlan`].
+#[derive(Clone, Debug)]
+pub struct PlannedEntry {
+    pub seq: u64,
+    /// `None`: the entry contributes exactly its own `message`, as stored.
+    pub messages: Option<Vec<JsonText>>,
+}
+
+impl ProjectionPlan {
+    /// `{"entries":[SEQ | [SEQ,[MESSAGE,...]], ...],"thinkingLevel":...,"model":...}`.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"entries\":[");
+        for (index, entry) in self.entries.iter().enumerate() {
+            if index > 0 {
+                out.push(',');
+            }
+            match &entry.messages {
+                None => out.push_str(&entry.seq.to_string()),
+                Some(messages) => {
+                    out.push('[');
+                    out.push_str(&entry.seq.to_string());
+                    out.push(',');
+                    push_array(&mut out, messages);
+                    out.push(']');
+                }
+            }
+        }
+        out.push(']');
+        push_settings(&mut out, &self.thinking_level, self.model.as_ref());
+        out
+    }
+}
+
 /// `,"thinkingLevel":...,"model":...}`: the settings that end a context and a projection.
 fn push_settings(out: &mut String, thinking_level: &JsonText, model: Option<&JsonText>) {
     out.push_str(",\"thinkingLevel\":");
@@ -218,6 +264,34 @@ pub(crate) fn build_projection(session: &impl IndexedLines, leaf_seq: u64) -> Re
     })
 }
 
+/// pi 1.6's projection of `leaf_seq` as a [`ProjectionPlan`]: only the lines that contribute
+/// messages are read.
+pub(crate) fn projection_plan(
+    session: &impl IndexedLines,
+    leaf_seq: u64,
+) -> Result<ProjectionPlan> {
+    let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
+    let mut start = 0;
+    let entries = assembled
+        .entries
+        .iter()
+        .map(|entry| {
+            let messages = (!entry.own_message)
+                .then(|| assembled.messages[start..entry.messages_end].to_vec());
+            start = entry.messages_end;
+            PlannedEntry {
+                seq: entry.seq,
+                messages,
+            }
+        })
+        .collect();
+    Ok(ProjectionPlan {
+        entries,
+        thinking_level: assembled.thinking_level,
+        model: assembled.model,
+    })
+}
+
 /// The context entries of `leaf_seq` (pi 1.6's `buildContextEntries`), as sequence numbers.
 pub(crate) fn context_entry_seqs(session: &impl IndexedLines, leaf_seq: u64) -> Result<Vec<u64>> {
     let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
@@ -241,6 +315,9 @@ struct AssembledEntry {
     source: Option<JsonText>,
     /// The end of this entry's messages in [`Assembled::messages`].
     messages_end: usize,
+    /// The entry's one message is its own `message` object as stored: not filled in, not
+    /// migrated, not edited.
+    own_message: bool,
 }
 
 /// The latest compaction on a path and where its kept range starts.
@@ -417,6 +494,7 @@ fn assemble(
         let (seq, record) = &path[at];
         let start = messages.len();
         let mut source = None;
+        let mut own_message = false;
         if let Some((compaction, line)) = &kept.compaction
             && compaction == seq
         {
@@ -427,8 +505,11 @@ fn assemble(
             }
             source = all_lines.then(|| raw(line.clone()));
         } else if let Some(index) = line_index[at] {
-            if contributes(record.kind, compat) {
-                messages.extend(entry_message(record, &lines, index, legacy, compat));
+            if contributes(record.kind, compat)
+                && let Some((message, own)) = entry_message(record, &lines, index, legacy, compat)
+            {
+                messages.push(message);
+                own_message = own;
             }
             source = all_lines.then(|| shared(&lines, index, 0..lines.line(index).len()));
         }
@@ -436,12 +517,14 @@ fn assemble(
             && let Some(replacement) = edits.get(record.id.as_str())
         {
             apply_edit(&mut messages, start, replacement);
+            own_message = false;
         }
         entries.push(AssembledEntry {
             seq: *seq,
             id: record.id.clone(),
             source,
             messages_end: messages.len(),
+            own_message,
         });
     }
     Ok(Assembled {
@@ -505,31 +588,44 @@ fn ancestor_with_id(store: &Store, mut seq: u64, id: &str) -> Result<Option<u64>
 }
 
 /// What an entry other than the latest compaction contributes to the context (pi 1.6's
-/// `sessionEntryToContextMessages`, or 0.73.1's `appendMessage`): at most one message.
+/// `sessionEntryToContextMessages`, or 0.73.1's `appendMessage`): at most one message, and
+/// whether it is the entry's own `message` object, unchanged.
 fn entry_message(
     record: &Record,
     lines: &LineTexts,
     index: usize,
     legacy: bool,
     compat: PiCompat,
-) -> Option<JsonText> {
+) -> Option<(JsonText, bool)> {
     let line = lines.line(index);
     match record.kind {
         Some(EntryKind::Message) => {
             // pi pushes `entry.message` even when it is missing: JSON.stringify writes null.
-            let message = indexed_message(record, line)
+            let stored = indexed_message(record, line)
                 .map(|range| shared(lines, index, range))
-                .or_else(|| field(line, "message"))
-                .unwrap_or_else(|| raw("null".into()));
-            let message = if legacy {
-                migrate_hook_message(message)
-            } else {
-                message
-            };
-            Some(match compat {
+                .or_else(|| field(line, "message"));
+            let object = stored
+                .as_ref()
+                .is_some_and(|message| message.get().starts_with('{'));
+            let message = stored.unwrap_or_else(|| raw("null".into()));
+            if legacy {
+                let migrated = migrate_hook_message(message);
+                return Some((
+                    match compat {
+                        PiCompat::Current => fill_missing_content(migrated),
+                        PiCompat::V0_73 => migrated,
+                    },
+                    false,
+                ));
+            }
+            let length = message.get().len();
+            let message = match compat {
                 PiCompat::Current => fill_missing_content(message),
                 PiCompat::V0_73 => message,
-            })
+            };
+            // Filling in a missing content always lengthens the message.
+            let own = object && message.get().len() == length;
+            Some((message, own))
         }
         Some(EntryKind::CustomMessage) => {
             let mut out = String::from("{\"role\":\"custom\"");
@@ -546,7 +642,7 @@ fn entry_message(
             }
             append_timestamp(&mut out, line);
             out.push('}');
-            Some(raw(out))
+            Some((raw(out), false))
         }
         Some(EntryKind::BranchSummary) => {
             let summary = field(line, "summary").filter(is_truthy)?;
@@ -555,7 +651,7 @@ fn entry_message(
             append_optional(&mut out, "fromId", field(line, "fromId"));
             append_timestamp(&mut out, line);
             out.push('}');
-            Some(raw(out))
+            Some((raw(out), false))
         }
         _ => None,
     }

@@ -34,7 +34,9 @@ pub mod storage;
 mod tree;
 pub mod verify;
 
-pub use context::{Context, JsonText, PiCompat, ProjectedEntry, Projection};
+pub use context::{
+    Context, JsonText, PiCompat, PlannedEntry, ProjectedEntry, Projection, ProjectionPlan,
+};
 pub use error::{Error, Result, io_reason};
 pub use format::line::EntryKind;
 pub use format::write::NewEntry;

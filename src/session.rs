@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use crate::context::{self, Context, PiCompat, Projection};
+use crate::context::{self, Context, PiCompat, Projection, ProjectionPlan};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, new_session_id};
 use crate::format::json_scan;

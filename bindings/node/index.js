@@ -159,7 +159,8 @@ export function getLatestCompactionEntry(entries) {
 /** Exported for testing: every JSON line of the file; [] when its first is not a header. */
 export function loadEntriesFromFile(filePath) {
   const path = normalizePath(filePath);
-  if (!existsSync(path)) return [];
+  // No JSON line at all (an empty file among them): pi returns [] before looking for a header.
+  if (!existsSync(path) || readSessionHeader(path) === null) return [];
   let session;
   try {
     session = NativeSession.open(path);
@@ -311,6 +312,105 @@ export function migrateSessionEntries(entries) {
   }
 }
 
+// ---- entries as values ----
+
+/** How many entries one native read hands back at most: bounds the text held at once. */
+const LINES_PER_READ = 4096;
+
+/**
+ * The entries of one session as JS values, each parsed once from its line and then kept, as
+ * pi keeps every entry it parsed: the same object wherever an entry is handed out (getEntry,
+ * getBranch, getEntries, the projection's sourceEntry, whose `message` is the projection's
+ * message), so pi's callers that compare entries or messages by identity find them. An entry
+ * is keyed by its sequence number, its place among the log's lines, which never changes.
+ * Beside it, the active path and the entries in file order, kept and caught up with what
+ * changed: a repeat call costs a copy of the array, an append or a move of the leaf costs
+ * the entries it adds.
+ */
+class EntryCache {
+  #native;
+  /** Entry values by sequence number (a holey array: only the entries read so far). */
+  #bySeq = [];
+  /** The path from the root to #pathLeaf (a sequence number; null: empty). */
+  #path = [];
+  #pathLeaf = null;
+  /** Every entry in file order, and the first sequence number not looked at yet. */
+  #all = [];
+  #allNext = 0;
+
+  constructor(native) {
+    this.#native = native;
+  }
+
+  /** Keeps `entry` as the value of `seq` (an entry this manager just appended). */
+  remember(seq, entry) {
+    this.#bySeq[seq] = entry;
+  }
+
+  at(seq) {
+    return this.#bySeq[seq] ?? this.load([seq])[0];
+  }
+
+  /** The entries of `seqs` (an array-like of sequence numbers), reading the missing ones. */
+  load(seqs) {
+    const missing = [];
+    for (let i = 0; i < seqs.length; i++) if (this.#bySeq[seqs[i]] === undefined) missing.push(seqs[i]);
+    for (let start = 0; start < missing.length; start += LINES_PER_READ) {
+      const batch = Uint32Array.from(missing.slice(start, start + LINES_PER_READ));
+      const text = this.#native.linesJsonl(batch);
+      let from = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const end = text.indexOf("\n", from);
+        this.#bySeq[batch[i]] ??= JSON.parse(text.slice(from, end));
+        from = end + 1;
+      }
+    }
+    const out = new Array(seqs.length);
+    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq[seqs[i]];
+    return out;
+  }
+
+  byId(id) {
+    const seq = this.#native.entrySeq(id);
+    return seq === null ? undefined : this.at(seq);
+  }
+
+  /** The active path (the cached array itself: callers copy it). */
+  path() {
+    const leaf = this.#native.leafSeq();
+    if (leaf !== this.#pathLeaf) {
+      const since = this.#native.pathSince(null, this.#pathLeaf);
+      this.#path.length = since[0];
+      const tail = this.load(since.subarray(1));
+      for (let i = 0; i < tail.length; i++) this.#path.push(tail[i]);
+      this.#pathLeaf = leaf;
+    }
+    return this.#path;
+  }
+
+  /** The path from the root to `id`, or [] for an unknown id. */
+  pathTo(id) {
+    const path = this.path();
+    const since = this.#native.pathSince(id, this.#pathLeaf);
+    if (since === null) return [];
+    const out = path.slice(0, since[0]);
+    const tail = this.load(since.subarray(1));
+    for (let i = 0; i < tail.length; i++) out.push(tail[i]);
+    return out;
+  }
+
+  /** Every entry in file order (the cached array itself: callers copy it). */
+  all() {
+    if (this.#all.length !== this.#native.entryCount()) {
+      const seqs = this.#native.entrySeqsFrom(this.#allNext);
+      const added = this.load(seqs);
+      for (let i = 0; i < added.length; i++) this.#all.push(added[i]);
+      if (seqs.length > 0) this.#allNext = seqs[seqs.length - 1] + 1;
+    }
+    return this.#all;
+  }
+}
+
 // ---- the manager ----
 
 /** Only the static factories construct a manager (pi's constructor is private). */
@@ -325,8 +425,8 @@ const hasConversationRole = (message) => message?.role === "user" || message?.ro
 export class SessionManager {
   #native;
   #header = null;
-  /** getEntries()'s array once it was asked for (null before, and after a switch of file). */
-  #entries = null;
+  /** The entries as values: each entry parsed once, by sequence number (see EntryCache). */
+  #cache = null;
   #cwd;
   #sessionDir;
   #sessionFile;
@@ -374,7 +474,7 @@ export class SessionManager {
     }
     this.#native = session;
     this.#header = null;
-    this.#entries = null;
+    this.#cache = new EntryCache(session);
   }
 
   newSession(options) {
@@ -403,7 +503,7 @@ export class SessionManager {
   /** A session not written yet: it is written once it holds a user or assistant message. */
   #bind(headerLine, path, entryLines) {
     this.#native = NativeSession.pending(headerLine, path, entryLines ?? null);
-    this.#entries = null;
+    this.#cache = new EntryCache(this.#native);
     this.#header = JSON.parse(headerLine);
   }
 
@@ -459,7 +559,7 @@ export class SessionManager {
   /** Append a message as child of current leaf, then advance leaf. Returns entry id. */
   appendMessage(message) {
     const id = this.#id();
-    return this.#appended(this.#native.appendMessage(id, now(), JSON.stringify(message), hasConversationRole(message)));
+    return this.#appended(this.#native.appendMessage(id, now(), JSON.stringify(message), hasConversationRole(message)), message);
   }
 
   appendThinkingLevelChange(thinkingLevel) {
@@ -477,8 +577,9 @@ export class SessionManager {
     const id = this.#id();
     const timestamp = now();
     const parentId = this.getLeafId();
-    this.#appended(this.#native.appendUsage(id, timestamp, kind, provider, model, JSON.stringify(usage), note || null));
-    return { type: "usage", id, parentId, timestamp, kind, provider, model, usage, ...(note ? { note } : {}) };
+    const entry = { type: "usage", id, parentId, timestamp, kind, provider, model, usage, ...(note ? { note } : {}) };
+    this.#appended(this.#native.appendUsage(id, timestamp, kind, provider, model, JSON.stringify(usage), note || null), undefined, entry);
+    return entry;
   }
 
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
@@ -547,17 +648,16 @@ export class SessionManager {
   }
 
   getLeafEntry() {
-    const leaf = this.#native.leafId();
-    return leaf ? this.getEntry(leaf) : undefined;
+    const leaf = this.#native.leafSeq();
+    return leaf === null ? undefined : this.#cache.at(leaf);
   }
 
   getEntry(id) {
-    const json = this.#native.entryJson(id);
-    return json === null ? undefined : JSON.parse(json);
+    return this.#cache.byId(id);
   }
 
   getChildren(parentId) {
-    return JSON.parse(this.#native.childrenJson(parentId));
+    return this.#cache.load(this.#native.childrenSeqs(parentId));
   }
 
   getLabel(id) {
@@ -571,21 +671,37 @@ export class SessionManager {
   }
 
   getBranch(fromId) {
-    return JSON.parse(this.#native.branchJson(fromId ?? null));
+    if (fromId === undefined || fromId === null) return this.#cache.path().slice();
+    return this.#cache.pathTo(fromId);
   }
 
   buildContextEntries() {
-    return this.getLeafId() === null ? [] : JSON.parse(this.#native.contextEntriesJson(null));
+    return this.#cache.load(this.#native.contextEntrySeqs());
   }
 
+  /**
+   * pi's projection, its entries the kept values: an entry that contributes its own message
+   * contributes the very `message` object getEntry() hands out, as in pi.
+   */
   buildSessionProjection() {
-    if (this.getLeafId() === null) return { entries: [], ...EMPTY_CONTEXT() };
-    return JSON.parse(this.#native.projectionJson(null));
+    if (this.#native.leafSeq() === null) return { entries: [], ...EMPTY_CONTEXT() };
+    const plan = JSON.parse(this.#native.projectionPlanJson());
+    const seqs = plan.entries.map((planned) => (typeof planned === "number" ? planned : planned[0]));
+    const sources = this.#cache.load(seqs);
+    const entries = new Array(sources.length);
+    const messages = [];
+    for (let i = 0; i < sources.length; i++) {
+      const planned = plan.entries[i];
+      const own = typeof planned === "number" ? [sources[i].message] : planned[1];
+      entries[i] = { sourceEntry: sources[i], messages: own };
+      for (const message of own) messages.push(message);
+    }
+    return { entries, messages, thinkingLevel: plan.thinkingLevel, model: plan.model };
   }
 
   buildSessionContext() {
-    if (this.getLeafId() === null) return EMPTY_CONTEXT();
-    return JSON.parse(this.#native.contextJson(null));
+    const { messages, thinkingLevel, model } = this.buildSessionProjection();
+    return { messages, thinkingLevel, model };
   }
 
   getHeader() {
@@ -597,26 +713,23 @@ export class SessionManager {
     return this.#native.entryCount();
   }
 
-  /**
-   * Every entry, a shallow copy of an array kept after the first call (as pi keeps its
-   * own), extended as entries are appended; read again whole when the count says another
-   * writer added some.
-   */
+  /** Every entry: a shallow copy of the kept array (pi's is a copy of its own, too). */
   getEntries() {
-    const count = this.#native.entryCount();
-    if (this.#entries === null || this.#entries.length !== count) {
-      this.#entries = parseEntryLines(this.#native.entriesJsonl());
-    }
-    return this.#entries.slice();
+    return this.#cache.all().slice();
   }
 
-  /** The appended entry joins the kept array, if there is one. */
-  #appended(id) {
-    if (this.#entries !== null && this.#entries.length + 1 === this.#native.entryCount()) {
-      this.#entries.push(JSON.parse(this.#native.entryJson(id)));
-    } else {
-      this.#entries = null;
+  /**
+   * Keeps the entry just appended as a value: `message`, when given, is the caller's own
+   * object (pi's entry holds it, and pi's agent finds its messages' entries by identity);
+   * `entry`, when given, is the whole value pi would hold.
+   */
+  #appended(id, message, entry) {
+    const seq = this.#native.leafSeq();
+    if (entry === undefined) {
+      entry = JSON.parse(this.#native.linesJsonl(Uint32Array.of(seq)));
+      if (message !== undefined) entry.message = message;
     }
+    this.#cache.remember(seq, entry);
     return id;
   }
 
@@ -772,7 +885,7 @@ export class SessionManager {
         writeFileSync(newSessionFile, `${headerLine}\n${lines}`);
         this.#native = NativeSession.open(newSessionFile);
         this.#header = null;
-        this.#entries = null;
+        this.#cache = new EntryCache(this.#native);
       } else {
         this.#bind(headerLine, newSessionFile, lines);
       }

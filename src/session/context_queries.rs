@@ -37,6 +37,25 @@ impl Session {
     }
 }
 
+impl Session {
+    /// [`Session::build_projection`] for a caller that holds the entries as values already,
+    /// keyed by sequence number ([`Session::entry_seq`]): see [`ProjectionPlan`].
+    pub fn projection_plan(&self, leaf: Option<&str>) -> Result<ProjectionPlan> {
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            context::projection_plan(session, leaf_seq)
+        })
+    }
+
+    /// [`Session::context_entries`] as sequence numbers.
+    pub fn context_entry_seqs(&self, leaf: Option<&str>) -> Result<Vec<u64>> {
+        self.answering(|session| {
+            let leaf_seq = session.leaf_or(leaf)?;
+            context::context_entry_seqs(session, leaf_seq)
+        })
+    }
+}
+
 /// A context build reads the index and the lines through this handle (`context.rs` does not
 /// name the session).
 impl context::IndexedLines for Session {

@@ -110,6 +110,93 @@ impl Session {
         })
     }
 
+    /// The sequence number of the canonical entry `id`: its place among the log's lines, which
+    /// never changes (the log is append-only and a rebuilt index numbers lines alike). A
+    /// caller that keeps entries as values keys them by it.
+    pub fn entry_seq(&self, id: &str) -> Result<Option<u64>> {
+        self.answering(|session| session.canonical_seq(id))
+    }
+
+    /// The sequence number of this handle's leaf (`None` before the first entry or after a
+    /// reset).
+    pub fn leaf_seq(&self) -> Option<u64> {
+        (self.leaf_seq != SEQ_NONE).then_some(self.leaf_seq)
+    }
+
+    /// The path to `leaf_seq` for a caller that holds the path to `known_leaf_seq` already:
+    /// how many entries of the known path the new one keeps (the root up to the two leaves'
+    /// deepest common ancestor), then the sequence numbers of the entries below them, root
+    /// first. Costs O(log depth) plus the entries returned.
+    pub fn path_seqs_since(
+        &self,
+        leaf_seq: Option<u64>,
+        known_leaf_seq: Option<u64>,
+    ) -> Result<(u64, Vec<u64>)> {
+        self.answering(|session| {
+            let Some(leaf_seq) = leaf_seq else {
+                return Ok((0, Vec::new()));
+            };
+            let store = session.store();
+            let common = match known_leaf_seq {
+                Some(known) => tree::common_ancestor(store, known, leaf_seq)?,
+                None => None,
+            };
+            let (kept, stop) = match common {
+                Some(seq) => (u64::from(store.existing_record(seq)?.depth) + 1, seq),
+                None => (0, SEQ_NONE),
+            };
+            let mut tail: Vec<u64> = store
+                .ancestors(leaf_seq, stop)?
+                .into_iter()
+                .map(|(seq, _)| seq)
+                .filter(|seq| Some(*seq) != common)
+                .collect();
+            tail.reverse();
+            Ok((kept, tail))
+        })
+    }
+
+    /// The canonical entries from sequence number `from_seq` on, in file order (opaque lines
+    /// left out): the entries another writer or this handle appended since a caller last
+    /// looked.
+    pub fn entry_seqs_from(&self, from_seq: u64) -> Result<Vec<u64>> {
+        self.answering(|session| {
+            let store = session.store();
+            let mut seqs = Vec::new();
+            for seq in from_seq..store.record_count() {
+                if store.existing_record(seq)?.kind.is_some() {
+                    seqs.push(seq);
+                }
+            }
+            Ok(seqs)
+        })
+    }
+
+    /// The lines of the entries `seqs` as JSONL (each line ending in `\n`, in the order
+    /// given), each checked against its crc32: entries read back in one call.
+    pub fn lines_jsonl(&self, seqs: &[u64]) -> Result<String> {
+        self.answering(|session| {
+            let store = session.store();
+            let mut order: Vec<usize> = (0..seqs.len()).collect();
+            order.sort_by_key(|&at| seqs[at]);
+            let records = order
+                .iter()
+                .map(|&at| store.existing_record(seqs[at]))
+                .collect::<Result<Vec<Record>>>()?;
+            let lines = session.read_lines(&records.iter().collect::<Vec<_>>())?;
+            let mut place = vec![0; seqs.len()];
+            for (index, &at) in order.iter().enumerate() {
+                place[at] = index;
+            }
+            let mut out = String::with_capacity(lines.text.len() + seqs.len());
+            for index in place {
+                out.push_str(lines.line(index));
+                out.push('\n');
+            }
+            Ok(out)
+        })
+    }
+
     /// Whether `ancestor` is `descendant` or one of its ancestors (O(log depth)).
     pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool> {
         self.answering(|session| {

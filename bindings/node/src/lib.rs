@@ -20,6 +20,7 @@ pub mod search;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use napi::bindgen_prelude::Uint32Array;
 use napi_derive::napi;
 use treelog::format::json_scan;
 use treelog::format::line::json_text_str;
@@ -255,6 +256,22 @@ impl NativeSession {
         })
     }
 
+    /// pi's `getChildren`, as sequence numbers in file order.
+    #[napi]
+    pub fn children_seqs(&mut self, id: String) -> Result<Uint32Array> {
+        self.query(|session| {
+            let mut children = session.children(&id)?;
+            children.sort_by_key(|entry| entry.offset_bytes);
+            let mut seqs = Vec::with_capacity(children.len());
+            for child in &children {
+                if let Some(seq) = session.entry_seq(&child.id)? {
+                    seqs.push(seq);
+                }
+            }
+            seqs32(session, seqs)
+        })
+    }
+
     #[napi]
     pub fn label(&mut self, id: String) -> Result<Option<String>> {
         self.query(|session| session.label(&id))
@@ -303,6 +320,78 @@ impl NativeSession {
             let path = session.path(leaf.as_deref())?;
             Ok(entries_array(path.iter().map(|entry| entry.json.as_str())))
         })
+    }
+
+    // ---- entries by sequence number: the JS side keeps each entry it parsed ----
+
+    /// The sequence number of the handle's leaf, or null.
+    #[napi]
+    pub fn leaf_seq(&mut self) -> Result<Option<u32>> {
+        self.query(|session| {
+            session
+                .leaf_seq()
+                .map(|seq| seq32(session, seq))
+                .transpose()
+        })
+    }
+
+    /// The sequence number of the entry `id`, or null.
+    #[napi]
+    pub fn entry_seq(&mut self, id: String) -> Result<Option<u32>> {
+        self.query(|session| {
+            session
+                .entry_seq(&id)?
+                .map(|seq| seq32(session, seq))
+                .transpose()
+        })
+    }
+
+    /// The path to `leaf` (default: the handle's leaf) for a caller holding the path to
+    /// `known_leaf_seq`: `[kept, seq, seq, ...]`, how many entries of the known path stay,
+    /// then the sequence numbers below them, root first. Null for an unknown `leaf`.
+    #[napi]
+    pub fn path_since(
+        &mut self,
+        leaf: Option<String>,
+        known_leaf_seq: Option<u32>,
+    ) -> Result<Option<Uint32Array>> {
+        self.query(|session| {
+            let leaf_seq = match &leaf {
+                Some(id) => match session.entry_seq(id)? {
+                    Some(seq) => Some(seq),
+                    None => return Ok(None),
+                },
+                None => session.leaf_seq(),
+            };
+            let (kept, tail) = session.path_seqs_since(leaf_seq, known_leaf_seq.map(u64::from))?;
+            seqs32(session, std::iter::once(kept).chain(tail)).map(Some)
+        })
+    }
+
+    /// The canonical entries from sequence number `from` on, in file order.
+    #[napi]
+    pub fn entry_seqs_from(&mut self, from: u32) -> Result<Uint32Array> {
+        self.query(|session| seqs32(session, session.entry_seqs_from(u64::from(from))?))
+    }
+
+    /// The lines of the entries `seqs`, as JSONL in the order given.
+    #[napi]
+    pub fn lines_jsonl(&mut self, seqs: Uint32Array) -> Result<String> {
+        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        self.query(|session| session.lines_jsonl(&seqs))
+    }
+
+    /// pi's `buildSessionProjection()` for the handle's leaf as a plan over the entries the
+    /// JS side holds (`treelog::ProjectionPlan`).
+    #[napi]
+    pub fn projection_plan_json(&mut self) -> Result<String> {
+        self.query(|session| Ok(session.projection_plan(None)?.to_json()))
+    }
+
+    /// pi's `buildContextEntries()` for the handle's leaf, as sequence numbers.
+    #[napi]
+    pub fn context_entry_seqs(&mut self) -> Result<Uint32Array> {
+        self.query(|session| seqs32(session, session.context_entry_seqs(None)?))
     }
 
     /// pi's `buildSessionContext()` for `leaf` (default: the handle's leaf).
@@ -561,6 +650,23 @@ impl NativeSession {
         let session = self.session_mut()?;
         guarded(|| session.sync())
     }
+}
+
+/// A sequence number as JS holds it (a `u32`): a log of more than 2^32 lines (at least 12 GiB)
+/// is refused rather than have two entries share a number.
+fn seq32(session: &Session, seq: u64) -> treelog::Result<u32> {
+    u32::try_from(seq).map_err(|_| treelog::Error::InvalidInput {
+        path: session.log_path().to_path_buf(),
+        reason: "the Node package reads logs of at most 2^32 lines".into(),
+    })
+}
+
+fn seqs32(session: &Session, seqs: impl IntoIterator<Item = u64>) -> treelog::Result<Uint32Array> {
+    let seqs = seqs
+        .into_iter()
+        .map(|seq| seq32(session, seq))
+        .collect::<treelog::Result<Vec<u32>>>()?;
+    Ok(Uint32Array::new(seqs))
 }
 
 fn broken() -> napi::Error<String> {

@@ -1,0 +1,114 @@
+// What pi's callers rely on besides values: the same entry object wherever an entry is handed
+// out (pi's agent finds a message's entry by `entry.message === message`), arrays a caller
+// mutates that never change later answers, and entries that stay valid after appends and
+// moves of the leaf. Each step runs on pi 1.6.0's own SessionManager and on treelog's, over
+// copies of one bundled transcript, and the answers must be equal JSON too.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import {
+  clock, copies, installFakeClock, installSeededUuids, pi, prng, restoreRandomUuids, sameJson, tempDir, treelog,
+} from "./helpers.mjs";
+
+/**
+ * Runs `script` on pi's manager and treelog's over copies of `name`, each with the same clock
+ * and id draws; returns both results.
+ */
+function both(name, script) {
+  const { forPi, forTreelog } = copies(name);
+  const run = (module, file) => {
+    installFakeClock(Date.UTC(2026, 0, 1));
+    installSeededUuids(prng(7));
+    try {
+      return script(module.SessionManager.open(file));
+    } finally {
+      restoreRandomUuids();
+      clock.stop();
+    }
+  };
+  return [run(pi, forPi), run(treelog, forTreelog)];
+}
+
+test("an entry is one object wherever it is handed out, as in pi", () => {
+  const [expected, actual] = both("pi16-gen-a", (sm) => {
+    const branch = sm.getBranch();
+    const leaf = sm.getLeafEntry();
+    const entries = sm.getEntries();
+    const projection = sm.buildSessionProjection();
+    const context = sm.buildSessionContext();
+    const checks = {
+      leafIsLastOfBranch: branch[branch.length - 1] === leaf,
+      getEntryIsBranchEntry: branch.every((entry) => sm.getEntry(entry.id) === entry),
+      entriesHoldBranchEntries: branch.every((entry) => entries.includes(entry)),
+      sourceEntriesAreEntries: projection.entries.every((projected) => sm.getEntry(projected.sourceEntry.id) === projected.sourceEntry),
+      // pi's own messages are the entries' message objects; summaries are new values.
+      ownMessages: projection.entries.map((projected) => projected.messages.map((message) => message === projected.sourceEntry.message)),
+      contextMessagesAreProjected: context.messages.every((message, i) => message === projection.messages[i]),
+      contextEntriesAreEntries: sm.buildContextEntries().every((entry) => sm.getEntry(entry.id) === entry),
+      childrenAreEntries: sm.getChildren(branch[0].id).every((entry) => sm.getEntry(entry.id) === entry),
+      treeNodesHoldEntries: sm.getTree().every((node) => sm.getEntry(node.entry.id) === node.entry),
+    };
+    return { checks, branch, projection };
+  });
+  assert.ok(expected.checks.getEntryIsBranchEntry, "pi's own answer, as the test expects it");
+  sameJson(actual.checks, expected.checks, "identity checks");
+  sameJson(actual.branch, expected.branch, "getBranch");
+  sameJson(actual.projection, expected.projection, "buildSessionProjection");
+});
+
+test("an appended message is the caller's object, found by identity on the branch", () => {
+  const [expected, actual] = both("pi16-sample-300", (sm) => {
+    const message = { role: "user", content: "find me by identity", timestamp: 1 };
+    const id = sm.appendMessage(message);
+    const found = [...sm.getBranch()].reverse().find((entry) => entry.type === "message" && entry.message === message);
+    const projected = sm.buildSessionProjection().messages.includes(message);
+    return { sameEntry: found === sm.getEntry(id), held: sm.getEntry(id).message === message, projected, foundId: found?.id === id };
+  });
+  assert.deepEqual(expected, { sameEntry: true, held: true, projected: true, foundId: true });
+  assert.deepEqual(actual, expected);
+});
+
+test("arrays a caller mutates never change later answers; held entries stay valid", () => {
+  const [expected, actual] = both("pi16-gen-b", (sm) => {
+    const branch = sm.getBranch();
+    const before = branch[branch.length - 1];
+    branch.reverse();
+    branch.push({ type: "message", id: "intruder" });
+    const entries = sm.getEntries();
+    entries.length = 1;
+    const projection = sm.buildSessionProjection();
+    projection.messages.length = 0;
+    const id = sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "after" }], timestamp: 2 });
+    const after = {
+      branch: sm.getBranch(),
+      entries: sm.getEntries().length,
+      messages: sm.buildSessionProjection().messages.length,
+      heldStillThere: sm.getEntry(before.id) === before,
+      newLeafParent: sm.getEntry(id).parentId === before.id,
+    };
+    // Move the leaf back, append there, reset, and ask for other leaves' paths.
+    sm.branch(sm.getBranch()[3].id);
+    sm.appendMessage({ role: "user", content: "side", timestamp: 3 });
+    const sideBranch = sm.getBranch();
+    const oldBranch = sm.getBranch(id);
+    sm.resetLeaf();
+    const reset = { branch: sm.getBranch(), leaf: sm.getLeafId(), unknown: sm.getBranch("no-such-id") };
+    sm.appendMessage({ role: "user", content: "new root", timestamp: 4 });
+    return { after, sideBranch, oldBranch, reset, rooted: sm.getBranch(), count: sm.getEntries().length };
+  });
+  assert.ok(expected.after.heldStillThere && expected.after.newLeafParent);
+  sameJson(actual, expected, "answers after mutation, appends and moves of the leaf");
+});
+
+test("loadEntriesFromFile of an empty file returns [], as pi's does", () => {
+  const dir = tempDir();
+  const empty = join(dir, "empty.jsonl");
+  writeFileSync(empty, "");
+  const blank = join(dir, "blank.jsonl");
+  writeFileSync(blank, "\n\n");
+  for (const file of [empty, blank]) {
+    assert.deepEqual(pi.loadEntriesFromFile(file), []);
+    assert.deepEqual(treelog.loadEntriesFromFile(file), []);
+  }
+});
