@@ -19,6 +19,8 @@ use crate::index::Store;
 use crate::line_reads::LineTexts;
 use crate::tree::ancestor_at_depth;
 
+pub(crate) mod plan;
+
 /// The context for one leaf: `{"messages":[...],"thinkingLevel":...,"model":...}`.
 #[derive(Clone, Debug)]
 pub struct Context {
@@ -148,52 +150,6 @@ impl Projection {
     }
 }
 
-/// pi 1.6's `buildSessionProjection` for a caller that already holds the entries as values
-/// (the Node package keeps each entry it parsed): each context entry's sequence number, and
-/// its messages only where they are not the entry's own `message` unchanged. Such a caller
-/// hands back the very `message` value it holds, as pi does, so that pi's callers that compare
-/// messages by identity find them; the other messages (summaries, custom messages, edited or
-/// filled-in ones) are new values on every build in pi too.
-#[derive(Clone, Debug)]
-pub struct ProjectionPlan {
-    pub entries: Vec<PlannedEntry>,
-    pub thinking_level: JsonText,
-    pub model: Option<JsonText>,
-}
-
-/// One context entry of a [`ProjectionPlan`].
-#[derive(Clone, Debug)]
-pub struct PlannedEntry {
-    pub seq: u64,
-    /// `None`: the entry contributes exactly its own `message`, as stored.
-    pub messages: Option<Vec<JsonText>>,
-}
-
-impl ProjectionPlan {
-    /// `{"entries":[SEQ | [SEQ,[MESSAGE,...]], ...],"thinkingLevel":...,"model":...}`.
-    pub fn to_json(&self) -> String {
-        let mut out = String::from("{\"entries\":[");
-        for (index, entry) in self.entries.iter().enumerate() {
-            if index > 0 {
-                out.push(',');
-            }
-            match &entry.messages {
-                None => out.push_str(&entry.seq.to_string()),
-                Some(messages) => {
-                    out.push('[');
-                    out.push_str(&entry.seq.to_string());
-                    out.push(',');
-                    push_array(&mut out, messages);
-                    out.push(']');
-                }
-            }
-        }
-        out.push(']');
-        push_settings(&mut out, &self.thinking_level, self.model.as_ref());
-        out
-    }
-}
-
 /// `,"thinkingLevel":...,"model":...}`: the settings that end a context and a projection.
 fn push_settings(out: &mut String, thinking_level: &JsonText, model: Option<&JsonText>) {
     out.push_str(",\"thinkingLevel\":");
@@ -258,34 +214,6 @@ pub(crate) fn build_projection(session: &impl IndexedLines, leaf_seq: u64) -> Re
         })
         .collect();
     Ok(Projection {
-        entries,
-        thinking_level: assembled.thinking_level,
-        model: assembled.model,
-    })
-}
-
-/// pi 1.6's projection of `leaf_seq` as a [`ProjectionPlan`]: only the lines that contribute
-/// messages are read.
-pub(crate) fn projection_plan(
-    session: &impl IndexedLines,
-    leaf_seq: u64,
-) -> Result<ProjectionPlan> {
-    let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
-    let mut start = 0;
-    let entries = assembled
-        .entries
-        .iter()
-        .map(|entry| {
-            let messages = (!entry.own_message)
-                .then(|| assembled.messages[start..entry.messages_end].to_vec());
-            start = entry.messages_end;
-            PlannedEntry {
-                seq: entry.seq,
-                messages,
-            }
-        })
-        .collect();
-    Ok(ProjectionPlan {
         entries,
         thinking_level: assembled.thinking_level,
         model: assembled.model,
@@ -606,25 +534,20 @@ fn entry_message(
                 .or_else(|| field(line, "message"));
             let object = stored
                 .as_ref()
-                .is_some_and(|message| message.get().starts_with('{'));
-            let message = stored.unwrap_or_else(|| raw("null".into()));
-            if legacy {
-                let migrated = migrate_hook_message(message);
-                return Some((
-                    match compat {
-                        PiCompat::Current => fill_missing_content(migrated),
-                        PiCompat::V0_73 => migrated,
-                    },
-                    false,
-                ));
-            }
-            let length = message.get().len();
+                .is_some_and(|stored| stored.get().starts_with('{'));
+            let stored = stored.unwrap_or_else(|| raw("null".into()));
+            let length = stored.get().len();
+            let message = if legacy {
+                migrate_hook_message(stored)
+            } else {
+                stored
+            };
             let message = match compat {
                 PiCompat::Current => fill_missing_content(message),
                 PiCompat::V0_73 => message,
             };
-            // Filling in a missing content always lengthens the message.
-            let own = object && message.get().len() == length;
+            // Filling in a missing content changes the message's length.
+            let own = object && !legacy && message.get().len() == length;
             Some((message, own))
         }
         Some(EntryKind::CustomMessage) => {

@@ -25,6 +25,7 @@ mod index;
 pub mod limits;
 mod line_reads;
 pub mod listing;
+pub mod quiet_panics;
 pub mod repair;
 mod scan;
 #[cfg(feature = "search")]
@@ -34,9 +35,8 @@ pub mod storage;
 mod tree;
 pub mod verify;
 
-pub use context::{
-    Context, JsonText, PiCompat, PlannedEntry, ProjectedEntry, Projection, ProjectionPlan,
-};
+pub use context::plan::{PlannedEntry, ProjectionPlan};
+pub use context::{Context, JsonText, PiCompat, ProjectedEntry, Projection};
 pub use error::{Error, Result, io_reason};
 pub use format::line::EntryKind;
 pub use format::write::NewEntry;
@@ -45,7 +45,7 @@ pub use index::{
     sidecar_in_dir, sidecar_path,
 };
 pub use session::{
-    Durability, Entry, Header, OnConflict, OpaqueRecord, Session, SessionOptions, Stamp, Stats,
-    TreeNode, TreeWalk,
+    Durability, Entry, Header, IndexedEntry, OnConflict, OpaqueRecord, PlainEntry, Session,
+    SessionOptions, Stamp, Stats, TreeNode, TreeWalk,
 };
 pub use tree::PathIds;

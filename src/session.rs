@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::RawValue;
 
-use crate::context::{self, Context, PiCompat, Projection, ProjectionPlan};
+use crate::context::plan::ProjectionPlan;
+use crate::context::{self, Context, PiCompat, Projection};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, new_session_id};
 use crate::format::json_scan;
@@ -38,7 +39,8 @@ mod types;
 
 pub use header::Header;
 pub use types::{
-    Durability, Entry, OnConflict, OpaqueRecord, SessionOptions, Stamp, Stats, TreeNode,
+    Durability, Entry, IndexedEntry, OnConflict, OpaqueRecord, PlainEntry, SessionOptions, Stamp,
+    Stats, TreeNode,
 };
 
 use header::{log_header, now_ms};

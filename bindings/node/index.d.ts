@@ -41,6 +41,28 @@ export interface NewSessionOptions {
     id?: string;
     parentSession?: string;
 }
+/** What an open has to say about a session's index (a process warning unless `onNotice`). */
+export interface IndexNotice {
+    code: "TREELOG_INDEX_REBUILT" | "TREELOG_INDEX_UNWRITTEN";
+    /** The CLI's line: `treelog: <sidecar>: index damaged (...); rebuilt from the log`. */
+    message: string;
+}
+/** How a factory keeps the sidecar index and meets other writers (treelog's own options). */
+export interface StoreOptions {
+    /**
+     * What an append does after another writer appended a child of this manager's leaf:
+     * `"branch"` (default, pi's rule) appends at this manager's own leaf, the other writer's
+     * entries becoming a side branch; `"follow"` appends after their newest entry; `"fail"`
+     * throws `TREELOG_CONFLICT` and writes nothing.
+     */
+    onConflict?: "branch" | "follow" | "fail";
+    /** A directory for the sidecar (default: `TREELOG_INDEX_DIR`, else beside the file). */
+    indexDir?: string;
+    /** `false`: never create or write a sidecar (default true). */
+    indexWrite?: boolean;
+    /** Takes an open's notice instead of `process.emitWarning`. */
+    onNotice?: (notice: IndexNotice) => void;
+}
 export interface SessionEntryBase {
     type: string;
     id: string;
@@ -258,6 +280,11 @@ export declare class SessionManager {
     private constructor();
     /** Switch to a different session file (used for resume and branching) */
     setSessionFile(sessionFile: string): void;
+    /**
+     * Picks up what other writers appended to the session file and moves the leaf to the
+     * newest entry (treelog's; pi has no such method).
+     */
+    refresh(): void;
     newSession(options?: NewSessionOptions): string | undefined;
     isPersisted(): boolean;
     getCwd(): string;
@@ -385,20 +412,20 @@ export declare class SessionManager {
      * @param cwd Working directory (stored in session header)
      * @param sessionDir Optional session directory. If omitted, uses default (~/.pi/agent/sessions/<encoded-cwd>/).
      */
-    static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+    static create(cwd: string, sessionDir?: string, options?: NewSessionOptions & StoreOptions): SessionManager;
     /**
      * Open a specific session file.
      * @param path Path to session file
      * @param sessionDir Optional session directory for /new or /branch. If omitted, derives from file's parent.
      * @param cwdOverride Optional cwd override instead of the session header cwd.
      */
-    static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager;
+    static open(path: string, sessionDir?: string, cwdOverride?: string, options?: StoreOptions): SessionManager;
     /**
      * Continue the most recent session, or create new if none.
      * @param cwd Working directory
      * @param sessionDir Optional session directory. If omitted, uses default (~/.pi/agent/sessions/<encoded-cwd>/).
      */
-    static continueRecent(cwd: string, sessionDir?: string): SessionManager;
+    static continueRecent(cwd: string, sessionDir?: string, options?: StoreOptions): SessionManager;
     /** Create an in-memory session (no file persistence), optionally from entries held outside the filesystem. */
     static inMemory(cwd?: string, options?: NewSessionOptions, entries?: FileEntry[]): SessionManager;
     /**
@@ -408,7 +435,7 @@ export declare class SessionManager {
      * @param targetCwd Target working directory (where the new session will be stored)
      * @param sessionDir Optional session directory. If omitted, uses default for targetCwd.
      */
-    static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+    static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions & StoreOptions): SessionManager;
     /**
      * Find an exact session ID without loading transcript bodies.
      * @param cwd Working directory (used to compute default session directory)
@@ -493,12 +520,12 @@ export interface SearchOptions extends SearchEvents {
  * `treelog search --json QUERY PATH...`: the entries of the sessions under `paths` that hold
  * the words of `query` (words ANDed, `"a phrase"`, `-word` excluded, `word*` a prefix;
  * case-insensitive). Each path is a session file or a directory searched recursively for
- * `*.jsonl`; default: the current directory (an empty array searches nothing). Runs on a
+ * `*.jsonl`; required (an empty array searches nothing). Runs on a
  * worker thread; the index beside the sessions is brought up to date first.
  * Rejects with `code` `TREELOG_BAD_QUERY`, `TREELOG_IO` (an unreadable path),
  * `TREELOG_INVALID_INPUT` (a bad option value) or `TREELOG_SEARCH_INDEX`.
  */
-export declare function search(query: string, paths?: string | readonly string[] | null, options?: SearchOptions): Promise<SearchHit[]>;
+export declare function search(query: string, paths: string | readonly string[], options?: SearchOptions): Promise<SearchHit[]>;
 /** What `reindexSearch` did: the keys of `treelog reindex --search --json`. */
 export interface SearchReindexed {
     path: string;

@@ -7,14 +7,18 @@
 // answers each query with one JSON string, parsed here. Ids and timestamps are drawn here,
 // exactly as pi draws them (crypto.randomUUID().slice(0, 8), new Date().toISOString()), so a
 // caller that injects its own clock or ids gets the same bytes from both.
-import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { homedir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { basename, isAbsolute, join, posix, resolve as nodeResolve, win32 } from "node:path";
-import { fileURLToPath } from "node:url";
+import { basename, join, resolve as nodeResolve } from "node:path";
 
+import { EMPTY_CONTEXT } from "./lib/context.js";
+import { EntryCache } from "./lib/entries.js";
+import { codedError, fsCall } from "./lib/errors.js";
+import { CURRENT_SESSION_VERSION, findMostRecentSession, notSessionReason, readSessionHeader, sessionCwdMatches } from "./lib/files.js";
+import { assertValidSessionId, generateId, now, optionalJson, uuidv7 } from "./lib/ids.js";
+import { NativeSession } from "./lib/native.js";
+import { getAgentDir, getDefaultSessionDir, getDefaultSessionDirPath, normalizePath, pathsEqual, resolvePath } from "./lib/paths.js";
+import { storeOptionsOf, tellNotice } from "./lib/store-options.js";
 import {
   ALL_SESSION_LIST_PUBLISH_INTERVAL,
   MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
@@ -24,392 +28,24 @@ import {
   sortSessionInfos,
 } from "./listing.js";
 
+export {
+  buildContextEntries,
+  buildSessionContext,
+  buildSessionProjection,
+  migrateSessionEntries,
+  projectContextEntry,
+  sessionEntryToContextMessages,
+} from "./lib/context.js";
+export {
+  CURRENT_SESSION_VERSION,
+  findMostRecentSession,
+  getLatestCompactionEntry,
+  loadEntriesFromFile,
+  parseSessionEntries,
+} from "./lib/files.js";
+export { assertValidSessionId } from "./lib/ids.js";
+export { getDefaultSessionDir } from "./lib/paths.js";
 export { reindexSearch, search } from "./search.js";
-
-const native = createRequire(import.meta.url)("./native.cjs");
-const { NativeSession } = native;
-
-export const CURRENT_SESSION_VERSION = 3;
-
-// ---- errors ----
-
-/** An Error with a stable `code`, as the native half throws them. */
-function codedError(code, message) {
-  const error = new Error(message);
-  error.code = code;
-  return error;
-}
-
-// ---- paths, as pi resolves them ----
-
-function normalizePath(input) {
-  if (input === "~") return homedir();
-  if (input.startsWith("~/")) return join(homedir(), input.slice(2));
-  if (/^file:\/\//.test(input)) return fileURLToPath(input);
-  return input;
-}
-
-function resolvePath(input, baseDir = process.cwd()) {
-  const normalized = normalizePath(input);
-  return isAbsolute(normalized) ? nodeResolve(normalized) : nodeResolve(normalizePath(baseDir), normalized);
-}
-
-function pathsEqual(left, right) {
-  const api = process.platform === "win32" ? win32 : posix;
-  const key = (path) => (api === win32 ? api.resolve(path).toLowerCase() : api.resolve(path));
-  return key(left) === key(right);
-}
-
-function getAgentDir() {
-  const envDir = process.env.PI_CODING_AGENT_DIR;
-  return envDir ? normalizePath(envDir) : join(homedir(), ".pi", "agent");
-}
-
-function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
-  const safePath = `--${resolvePath(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
-  return join(resolvePath(agentDir), "sessions", safePath);
-}
-
-export function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
-  const sessionDir = getDefaultSessionDirPath(cwd, agentDir);
-  if (!existsSync(sessionDir)) mkdirSync(sessionDir, { recursive: true });
-  return sessionDir;
-}
-
-// ---- ids ----
-
-export function assertValidSessionId(id) {
-  if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
-    throw new Error(
-      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
-    );
-  }
-}
-
-/** A version 7 uuid: the clock's milliseconds, then random bits (from getRandomValues, as
- * pi-ai's; crypto.randomUUID, which entry ids come from, is not drawn). */
-function uuidv7() {
-  const bytes = new Uint8Array(16);
-  globalThis.crypto.getRandomValues(bytes);
-  let time = Date.now();
-  for (let index = 5; index >= 0; index--) {
-    bytes[index] = time % 256;
-    time = Math.floor(time / 256);
-  }
-  bytes[6] = 0x70 | (bytes[6] & 0x0f);
-  bytes[8] = 0x80 | (bytes[8] & 0x3f);
-  const hex = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-/** pi's generateId: 8 hex characters not taken, after 100 tries a whole uuid. */
-function generateId(taken) {
-  for (let i = 0; i < 100; i++) {
-    const id = randomUUID().slice(0, 8);
-    if (!taken(id)) return id;
-  }
-  return randomUUID();
-}
-
-const now = () => new Date().toISOString();
-const optionalJson = (value) => (value === undefined ? null : (JSON.stringify(value) ?? null));
-
-// ---- reading session files without a manager ----
-
-/** The entries of JSONL text whose every line is an entry (the native half's `entriesJsonl`),
- * parsed line by line: in V8 that costs less than one JSON.parse of an array of them. */
-function parseEntryLines(text) {
-  const entries = [];
-  let start = 0;
-  let newline = text.indexOf("\n");
-  while (newline !== -1) {
-    entries.push(JSON.parse(text.slice(start, newline)));
-    start = newline + 1;
-    newline = text.indexOf("\n", start);
-  }
-  return entries;
-}
-
-function parseLine(line) {
-  if (!line.trim()) return null;
-  try {
-    return JSON.parse(line);
-  } catch {
-    return null;
-  }
-}
-
-/** Exported for compaction.test.ts */
-export function parseSessionEntries(content) {
-  const entries = [];
-  for (const line of content.trim().split("\n")) {
-    const entry = parseLine(line);
-    if (entry !== null) entries.push(entry);
-  }
-  return entries;
-}
-
-export function getLatestCompactionEntry(entries) {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    if (entries[i].type === "compaction") return entries[i];
-  }
-  return null;
-}
-
-/** Exported for testing: every JSON line of the file; [] when its first is not a header. */
-export function loadEntriesFromFile(filePath) {
-  const path = normalizePath(filePath);
-  // No JSON line at all (an empty file among them): pi returns [] before looking for a header.
-  if (!existsSync(path) || readSessionHeader(path) === null) return [];
-  let session;
-  try {
-    session = NativeSession.open(path);
-  } catch {
-    return [];
-  }
-  if (session.headerRecovered()) return [];
-  const entries = parseEntryLines(session.entriesJsonl());
-  entries.unshift(JSON.parse(session.headerJson()));
-  return entries;
-}
-
-/** The header of a session file: its first JSON line, when that is a header; else null. */
-function readSessionHeader(filePath) {
-  const fd = openSync(filePath, "r");
-  try {
-    const buffer = Buffer.allocUnsafe(4096);
-    let pending = "";
-    let scanned = 0;
-    while (scanned < 1024 * 1024) {
-      const read = readSync(fd, buffer, 0, buffer.length, null);
-      if (read === 0) break;
-      scanned += read;
-      pending += buffer.subarray(0, read).toString("latin1");
-      let newline = pending.indexOf("\n");
-      while (newline !== -1) {
-        const line = Buffer.from(pending.slice(0, newline), "latin1").toString("utf8");
-        const entry = parseLine(line);
-        if (entry !== null) return entry.type === "session" && typeof entry.id === "string" ? entry : null;
-        pending = pending.slice(newline + 1);
-        newline = pending.indexOf("\n");
-      }
-    }
-    const entry = parseLine(Buffer.from(pending, "latin1").toString("utf8"));
-    return entry !== null && entry.type === "session" && typeof entry.id === "string" ? entry : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function sessionCwdMatches(cwd, resolvedCwd) {
-  return typeof cwd === "string" && cwd !== "" && pathsEqual(resolvePath(cwd), resolvedCwd);
-}
-
-/** Exported for testing */
-export function findMostRecentSession(sessionDir, cwd) {
-  const dir = normalizePath(sessionDir);
-  const resolvedCwd = cwd ? resolvePath(cwd) : undefined;
-  try {
-    const files = readdirSync(dir)
-      .filter((file) => file.endsWith(".jsonl"))
-      .map((file) => join(dir, file))
-      .map((path) => ({ path, mtime: statSync(path).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime);
-    for (const { path } of files) {
-      const header = readSessionHeader(path);
-      if (header && (!resolvedCwd || sessionCwdMatches(header.cwd, resolvedCwd))) return path;
-    }
-    return null;
-  } catch {
-    return null;
-  }
-}
-
-// ---- context over entry arrays, through the engine ----
-
-/** A memory session holding `entries` (pi's SessionEntry[], in order) under a made-up header. */
-function sessionOf(entries) {
-  const header = JSON.stringify({ type: "session", version: CURRENT_SESSION_VERSION, id: "entries", timestamp: "", cwd: "" });
-  let lines = "";
-  for (const entry of entries) lines += `${JSON.stringify(entry)}\n`;
-  return NativeSession.pending(header, null, lines);
-}
-
-/** pi's leaf rule for entry arrays: null gives nothing; undefined or unknown, the last entry. */
-function leafFor(session, entries, leafId) {
-  if (leafId === null) return null;
-  if (leafId && session.entryJson(leafId) !== null) return leafId;
-  const last = entries[entries.length - 1];
-  return last ? last.id : null;
-}
-
-const EMPTY_CONTEXT = () => ({ messages: [], thinkingLevel: "off", model: null });
-
-export function buildSessionContext(entries, leafId, _byId) {
-  const session = sessionOf(entries);
-  const leaf = leafFor(session, entries, leafId);
-  return leaf === null ? EMPTY_CONTEXT() : JSON.parse(session.contextJson(leaf));
-}
-
-export function buildContextEntries(entries, leafId, _byId) {
-  const session = sessionOf(entries);
-  const leaf = leafFor(session, entries, leafId);
-  return leaf === null ? [] : JSON.parse(session.contextEntriesJson(leaf));
-}
-
-export function buildSessionProjection(entries, leafId, _byId) {
-  const session = sessionOf(entries);
-  const leaf = leafFor(session, entries, leafId);
-  return leaf === null ? { entries: [], ...EMPTY_CONTEXT() } : JSON.parse(session.projectionJson(leaf));
-}
-
-/** Project one entry into the messages it gives the context (pi's own function). */
-export function sessionEntryToContextMessages(entry) {
-  return projectContextEntry(entry, undefined);
-}
-
-/** Project one entry into model-visible messages, applying `edit` (a context edit) if any. */
-export function projectContextEntry(entry, edit) {
-  const entries = [{ ...entry, parentId: null }];
-  if (edit) {
-    entries.push({ ...edit, id: entry.id === "edit" ? "edit-1" : "edit", parentId: entry.id, targetId: entry.id });
-  }
-  const projection = buildSessionProjection(entries, entries[entries.length - 1].id);
-  return projection.entries[0]?.messages ?? [];
-}
-
-/** Exported for testing: brings v1 and v2 entries to version 3, in place (pi's migration). */
-export function migrateSessionEntries(entries) {
-  const header = entries.find((entry) => entry.type === "session");
-  const version = header?.version ?? 1;
-  if (version >= CURRENT_SESSION_VERSION) return;
-  if (version < 2) {
-    const ids = new Set();
-    let previousId = null;
-    for (const entry of entries) {
-      if (entry.type === "session") {
-        entry.version = 2;
-        continue;
-      }
-      entry.id = generateId((id) => ids.has(id));
-      entry.parentId = previousId;
-      previousId = entry.id;
-      if (entry.type === "compaction" && typeof entry.firstKeptEntryIndex === "number") {
-        const target = entries[entry.firstKeptEntryIndex];
-        if (target && target.type !== "session") entry.firstKeptEntryId = target.id;
-        delete entry.firstKeptEntryIndex;
-      }
-    }
-  }
-  for (const entry of entries) {
-    if (entry.type === "session") {
-      entry.version = 3;
-    } else if (entry.type === "message" && entry.message && entry.message.role === "hookMessage") {
-      entry.message.role = "custom";
-    }
-  }
-}
-
-// ---- entries as values ----
-
-/** How many entries one native read hands back at most: bounds the text held at once. */
-const LINES_PER_READ = 4096;
-
-/**
- * The entries of one session as JS values, each parsed once from its line and then kept, as
- * pi keeps every entry it parsed: the same object wherever an entry is handed out (getEntry,
- * getBranch, getEntries, the projection's sourceEntry, whose `message` is the projection's
- * message), so pi's callers that compare entries or messages by identity find them. An entry
- * is keyed by its sequence number, its place among the log's lines, which never changes.
- * Beside it, the active path and the entries in file order, kept and caught up with what
- * changed: a repeat call costs a copy of the array, an append or a move of the leaf costs
- * the entries it adds.
- */
-class EntryCache {
-  #native;
-  /** Entry values by sequence number (a holey array: only the entries read so far). */
-  #bySeq = [];
-  /** The path from the root to #pathLeaf (a sequence number; null: empty). */
-  #path = [];
-  #pathLeaf = null;
-  /** Every entry in file order, and the first sequence number not looked at yet. */
-  #all = [];
-  #allNext = 0;
-
-  constructor(native) {
-    this.#native = native;
-  }
-
-  /** Keeps `entry` as the value of `seq` (an entry this manager just appended). */
-  remember(seq, entry) {
-    this.#bySeq[seq] = entry;
-  }
-
-  at(seq) {
-    return this.#bySeq[seq] ?? this.load([seq])[0];
-  }
-
-  /** The entries of `seqs` (an array-like of sequence numbers), reading the missing ones. */
-  load(seqs) {
-    const missing = [];
-    for (let i = 0; i < seqs.length; i++) if (this.#bySeq[seqs[i]] === undefined) missing.push(seqs[i]);
-    for (let start = 0; start < missing.length; start += LINES_PER_READ) {
-      const batch = Uint32Array.from(missing.slice(start, start + LINES_PER_READ));
-      const text = this.#native.linesJsonl(batch);
-      let from = 0;
-      for (let i = 0; i < batch.length; i++) {
-        const end = text.indexOf("\n", from);
-        this.#bySeq[batch[i]] ??= JSON.parse(text.slice(from, end));
-        from = end + 1;
-      }
-    }
-    const out = new Array(seqs.length);
-    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq[seqs[i]];
-    return out;
-  }
-
-  byId(id) {
-    const seq = this.#native.entrySeq(id);
-    return seq === null ? undefined : this.at(seq);
-  }
-
-  /** The active path (the cached array itself: callers copy it). */
-  path() {
-    const leaf = this.#native.leafSeq();
-    if (leaf !== this.#pathLeaf) {
-      const since = this.#native.pathSince(null, this.#pathLeaf);
-      this.#path.length = since[0];
-      const tail = this.load(since.subarray(1));
-      for (let i = 0; i < tail.length; i++) this.#path.push(tail[i]);
-      this.#pathLeaf = leaf;
-    }
-    return this.#path;
-  }
-
-  /** The path from the root to `id`, or [] for an unknown id. */
-  pathTo(id) {
-    const path = this.path();
-    const since = this.#native.pathSince(id, this.#pathLeaf);
-    if (since === null) return [];
-    const out = path.slice(0, since[0]);
-    const tail = this.load(since.subarray(1));
-    for (let i = 0; i < tail.length; i++) out.push(tail[i]);
-    return out;
-  }
-
-  /** Every entry in file order (the cached array itself: callers copy it). */
-  all() {
-    if (this.#all.length !== this.#native.entryCount()) {
-      const seqs = this.#native.entrySeqsFrom(this.#allNext);
-      const added = this.load(seqs);
-      for (let i = 0; i < added.length; i++) this.#all.push(added[i]);
-      if (seqs.length > 0) this.#allNext = seqs[seqs.length - 1] + 1;
-    }
-    return this.#all;
-  }
-}
 
 // ---- the manager ----
 
@@ -431,14 +67,19 @@ export class SessionManager {
   #sessionDir;
   #sessionFile;
   #persist;
+  /** The store options (storeOptionsOf) of the factory that made this manager. */
+  #store;
 
   /** Use the static factories (create, open, continueRecent, inMemory, forkFrom). */
-  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, token) {
+  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, token, store) {
     if (token !== CONSTRUCT) throw new TypeError("SessionManager: use the static factories (create, open, ...)");
+    this.#store = store ?? storeOptionsOf(undefined);
     this.#cwd = resolvePath(cwd);
     this.#sessionDir = normalizePath(sessionDir);
     this.#persist = persist;
-    if (persist && this.#sessionDir && !existsSync(this.#sessionDir)) mkdirSync(this.#sessionDir, { recursive: true });
+    if (persist && this.#sessionDir && !existsSync(this.#sessionDir)) {
+      fsCall("create the session folder", this.#sessionDir, () => mkdirSync(this.#sessionDir, { recursive: true }));
+    }
     if (sessionFile) {
       this.#setSessionFile(sessionFile);
     } else if (preloadedFileEntries?.length) {
@@ -462,19 +103,29 @@ export class SessionManager {
       this.#bind(this.#headerLine(), path);
       return;
     }
-    if (statSync(path).size === 0) {
+    if (fsCall("look at", path, () => statSync(path)).size === 0) {
       // pi writes the header into an empty file at once.
       this.newSession();
       this.#sessionFile = path;
-      writeFileSync(path, `${this.#headerLine()}\n`);
+      fsCall("write the header of", path, () => writeFileSync(path, `${this.#headerLine()}\n`));
     }
-    const session = NativeSession.open(path);
+    const session = NativeSession.open(path, this.#store.native);
     if (session.headerRecovered()) {
-      throw codedError("TREELOG_NOT_A_SESSION", `Session file is not a valid pi session: ${path}`);
+      throw codedError("TREELOG_NOT_A_SESSION", `Session file is not a valid pi session: ${path} (${notSessionReason(path)})`);
     }
+    tellNotice(session, this.#store);
     this.#native = session;
     this.#header = null;
     this.#cache = new EntryCache(session);
+  }
+
+  /**
+   * Picks up what other writers appended to the session file and moves this manager's leaf to
+   * the newest entry (the last in the file). Until then, appends continue from this manager's
+   * own leaf (the "branch" policy, pi's rule) or as `onConflict` says.
+   */
+  refresh() {
+    this.#native.refresh();
   }
 
   newSession(options) {
@@ -502,7 +153,7 @@ export class SessionManager {
 
   /** A session not written yet: it is written once it holds a user or assistant message. */
   #bind(headerLine, path, entryLines) {
-    this.#native = NativeSession.pending(headerLine, path, entryLines ?? null);
+    this.#native = NativeSession.pending(headerLine, path, entryLines ?? null, this.#store.native);
     this.#cache = new EntryCache(this.#native);
     this.#header = JSON.parse(headerLine);
   }
@@ -687,7 +338,7 @@ export class SessionManager {
     if (this.#native.leafSeq() === null) return { entries: [], ...EMPTY_CONTEXT() };
     const plan = JSON.parse(this.#native.projectionPlanJson());
     const seqs = plan.entries.map((planned) => (typeof planned === "number" ? planned : planned[0]));
-    const sources = this.#cache.load(seqs);
+    const sources = this.#cache.loadRead(seqs);
     const entries = new Array(sources.length);
     const messages = [];
     for (let i = 0; i < sources.length; i++) {
@@ -883,7 +534,7 @@ export class SessionManager {
       const conversation = kept.some((entry) => entry.type === "message" && hasConversationRole(entry.message));
       if (conversation) {
         writeFileSync(newSessionFile, `${headerLine}\n${lines}`);
-        this.#native = NativeSession.open(newSessionFile);
+        this.#native = NativeSession.open(newSessionFile, this.#store.native);
         this.#header = null;
         this.#cache = new EntryCache(this.#native);
       } else {
@@ -898,24 +549,28 @@ export class SessionManager {
   // ---- static factories ----
 
   static create(cwd, sessionDir, options) {
+    const store = storeOptionsOf(options);
     const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
-    return new SessionManager(cwd, dir, undefined, true, options, undefined, CONSTRUCT);
+    return new SessionManager(cwd, dir, undefined, true, options, undefined, CONSTRUCT, store);
   }
 
-  static open(path, sessionDir, cwdOverride) {
+  /** pi's open; `options` are the store options (see the package README). */
+  static open(path, sessionDir, cwdOverride, options) {
+    const store = storeOptionsOf(options);
     const resolvedPath = resolvePath(path);
     let header = null;
     if (cwdOverride === undefined && existsSync(resolvedPath)) header = readSessionHeader(resolvedPath);
     const cwd = cwdOverride ?? (typeof header?.cwd === "string" ? header.cwd : undefined) ?? process.cwd();
     const dir = sessionDir ? normalizePath(sessionDir) : nodeResolve(resolvedPath, "..");
-    return new SessionManager(cwd, dir, resolvedPath, true, undefined, undefined, CONSTRUCT);
+    return new SessionManager(cwd, dir, resolvedPath, true, undefined, undefined, CONSTRUCT, store);
   }
 
-  static continueRecent(cwd, sessionDir) {
+  static continueRecent(cwd, sessionDir, options) {
+    const store = storeOptionsOf(options);
     const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd);
     const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd));
     const mostRecent = findMostRecentSession(dir, filterCwd ? cwd : undefined);
-    return new SessionManager(cwd, dir, mostRecent ?? undefined, true, undefined, undefined, CONSTRUCT);
+    return new SessionManager(cwd, dir, mostRecent ?? undefined, true, undefined, undefined, CONSTRUCT, store);
   }
 
   static inMemory(cwd = process.cwd(), options, entries) {
@@ -923,18 +578,19 @@ export class SessionManager {
   }
 
   static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+    const store = storeOptionsOf(options);
     const resolvedSourcePath = resolvePath(sourcePath);
     const resolvedTargetCwd = resolvePath(targetCwd);
     let source = null;
-    if (existsSync(resolvedSourcePath) && statSync(resolvedSourcePath).size > 0) {
-      source = NativeSession.open(resolvedSourcePath);
+    if (existsSync(resolvedSourcePath) && fsCall("look at", resolvedSourcePath, () => statSync(resolvedSourcePath)).size > 0) {
+      source = NativeSession.open(resolvedSourcePath, store.native);
       if (source.headerRecovered()) source = null;
     }
     if (source === null) {
       throw codedError("TREELOG_NOT_A_SESSION", `Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
     }
     const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(resolvedTargetCwd);
-    if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
+    if (!existsSync(dir)) fsCall("create the session folder", dir, () => mkdirSync(dir, { recursive: true }));
     if (options?.id !== undefined) assertValidSessionId(options.id);
     const id = options?.id ?? uuidv7();
     const timestamp = now();
@@ -947,8 +603,10 @@ export class SessionManager {
       cwd: resolvedTargetCwd,
       parentSession: resolvedSourcePath,
     };
-    writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" });
-    return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true, undefined, undefined, CONSTRUCT);
+    fsCall("create", newSessionFile, () =>
+      writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" }),
+    );
+    return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true, undefined, undefined, CONSTRUCT, store);
   }
 
   /**

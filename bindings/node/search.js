@@ -73,9 +73,14 @@ function plainOptions(options) {
  * The entries of the sessions under `paths` that hold the words of `query`, as
  * `treelog search --json QUERY PATH...` prints them (same keys, values and order).
  * `paths`: a session file or a directory searched recursively for *.jsonl, or an array of
- * them; default: the current directory. Rejects with a coded Error (see README.md).
+ * them; required (a search writes its index into the folder it searches, so a library never
+ * picks the process's current directory on its own: pass `process.cwd()` to mean it).
+ * Rejects with a coded Error (see README.md).
  */
 export async function search(query, paths, options) {
+  if (paths === undefined || paths === null) {
+    throw codedError("TREELOG_INVALID_INPUT", "search: name the sessions to search (a file, a directory, or an array of them), e.g. search(query, process.cwd())");
+  }
   const relay = eventRelay(options);
   const request = JSON.stringify({
     query,

@@ -151,6 +151,14 @@ pub struct EntryLine<'a> {
     pub side: bool,
     /// A `message` entry whose message has `role: "assistant"` (it sets the model).
     pub assistant: bool,
+    /// A `message` entry's role, as [`role_code`] numbers it (0: not a message, or no string
+    /// role).
+    pub role: u8,
+    /// The line is exactly `{"type":"message","id":…,"parentId":…,"timestamp":…,"message":{…}}`,
+    /// pi's layout of a message entry, with nothing else: a reader that knows its id, parent
+    /// and role can hand the entry out before parsing the rest (its keys and their order are
+    /// known).
+    pub pi_layout: bool,
     /// `label`: the target id and the label (absent or empty clears it).
     pub target_id: Option<Cow<'a, str>>,
     pub label: Option<Cow<'a, str>>,
@@ -467,6 +475,11 @@ fn classify_fields<'a>(
         timestamp: fields.timestamp.and_then(json_text_str),
         side,
         assistant: kind == EntryKind::Message && fields.message.is_some_and(is_assistant),
+        role: match (kind, fields.message) {
+            (EntryKind::Message, Some(message)) => message_role_code(message),
+            _ => 0,
+        },
+        pi_layout: kind == EntryKind::Message && pi_message_layout(text, &fields),
         target_id: fields.target_id.and_then(json_text_str),
         label: fields.label.and_then(json_text_str),
         name: fields.name.and_then(json_text_str),
@@ -480,6 +493,94 @@ fn classify_fields<'a>(
 }
 
 /// Where `part`, a slice of `text`, lies in it: (offset, length) in bytes.
+/// The roles a message can have, numbered from 1 by [`role_code`]; 15 is any other string.
+pub const ROLES: [&str; 8] = [
+    "user",
+    "assistant",
+    "toolResult",
+    "system",
+    "custom",
+    "bashExecution",
+    "branchSummary",
+    "compactionSummary",
+];
+
+/// The number of a message role: its place in [`ROLES`] plus one, 15 for another string, 0
+/// for none.
+pub fn role_code(role: Option<&str>) -> u8 {
+    match role {
+        None => 0,
+        Some(role) => ROLES
+            .iter()
+            .position(|known| *known == role)
+            .map_or(15, |at| at as u8 + 1),
+    }
+}
+
+/// The role code of a message payload (valid JSON): its top-level `role`, when a string. pi
+/// writes `role` first, so the common case is read from the first key.
+fn message_role_code(message: &str) -> u8 {
+    if let Some(role) = message.strip_prefix("{\"role\":\"")
+        && let Some(end) = role.find(['"', '\\'])
+        && role.as_bytes()[end] == b'"'
+    {
+        return role_code(Some(&role[..end]));
+    }
+    match json_scan::scan(message, &["role"]) {
+        Ok(found) if found.is_object => {
+            role_code(found.fields[0].and_then(json_text_str).as_deref())
+        }
+        _ => 0,
+    }
+}
+
+/// Whether `text` is exactly pi's layout of a message entry: `{"type":"message"`, then `"id"`
+/// (a string), `"parentId"` (a string or null), `"timestamp"` (a string) and `"message"` (an
+/// object), in that order, without spaces and without any other key. Each value is the field
+/// the scan found (the last of a repeated key), at the place the layout puts it, so the line
+/// holds no other key.
+fn pi_message_layout(text: &str, fields: &FieldTexts<'_>) -> bool {
+    let (Some(kind), Some(id), Some(parent), Some(timestamp), Some(message)) = (
+        fields.kind,
+        fields.id,
+        fields.parent_id,
+        fields.timestamp,
+        fields.message,
+    ) else {
+        return false;
+    };
+    // Ids without escapes: a reader takes the index's decoded id for the line's own, which an
+    // escape (a lone surrogate above all) could make differ from JSON.parse's.
+    if kind != "\"message\""
+        || !id.starts_with('"')
+        || id.contains('\\')
+        || parent.contains('\\')
+        || !(parent == "null" || parent.starts_with('"'))
+        || !timestamp.starts_with('"')
+        || !message.starts_with('{')
+    {
+        return false;
+    }
+    let mut at = 0;
+    for (key, value) in [
+        ("{\"type\":", kind),
+        (",\"id\":", id),
+        (",\"parentId\":", parent),
+        (",\"timestamp\":", timestamp),
+        (",\"message\":", message),
+    ] {
+        if !text[at..].starts_with(key) {
+            return false;
+        }
+        at += key.len();
+        match span_in(text, value) {
+            Some((offset, len)) if offset as usize == at => at += len as usize,
+            _ => return false,
+        }
+    }
+    text.len() == at + 1 && text.ends_with('}')
+}
+
 fn span_in(text: &str, part: &str) -> Option<(u32, u32)> {
     let offset = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
     if offset.checked_add(part.len())? > text.len() {
@@ -700,6 +801,97 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(bytes)
             );
+        }
+    }
+
+    /// A line is plain (pi's layout of a message entry, nothing else) only when its bytes are
+    /// exactly that layout; the role is read by its value wherever the key stands.
+    #[test]
+    fn pi_layout_and_role_are_read_from_the_line() {
+        let cases = [
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
+                true,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"content":"x","role":"system"}}"#,
+                true,
+                4,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"role":"assist\u0061nt"}}"#,
+                true,
+                2,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"role":"mine"}}"#,
+                true,
+                15,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"content":[]}}"#,
+                true,
+                0,
+            ),
+            // Another order, a space, an extra key, a repeated key, an escaped id, a number
+            // parent, a message that is not an object: the keys are not known without a parse.
+            (
+                r#"{"id":"a1","type":"message","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message", "id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"},"x":1}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","appendMode":"side","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"},"message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":7,"timestamp":"t","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":"hello"}"#,
+                false,
+                0,
+            ),
+            (
+                r#"{"type":"custom","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                false,
+                0,
+            ),
+        ];
+        for (line, plain, role) in cases {
+            for classified in [
+                classify(line, false, false),
+                classify_with_serde(line, false, false),
+            ] {
+                let Line::Entry(entry) = classified else {
+                    panic!("{line}: not an entry");
+                };
+                assert_eq!((entry.pi_layout, entry.role), (plain, role), "{line}");
+            }
         }
     }
 

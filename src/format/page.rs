@@ -63,6 +63,12 @@ const ID_MODE_HEX: u8 = 1;
 
 const FLAG_ASSISTANT: u64 = 1;
 const FLAG_SIDE: u64 = 2;
+const FLAG_PLAIN: u64 = 4;
+/// The tags code: the kind in bits 0-3, the flags in 4-6, the role in 7-10, the opaque code
+/// from bit 11.
+const TAGS_FLAGS_SHIFT: u32 = 4;
+const TAGS_ROLE_SHIFT: u32 = 7;
+const TAGS_OPAQUE_SHIFT: u32 = 11;
 /// Flips the sign bit: timestamps keep their order as codes, and `TIMESTAMP_NONE` (i64::MIN)
 /// becomes 0.
 const TIMESTAMP_BIAS: u64 = 1 << 63;
@@ -79,8 +85,9 @@ fn codes(record: &Record, seq: u64) -> [u64; field::ID] {
             u64::from(record.len_bytes).wrapping_sub(u64::from(offset) + u64::from(len)),
         ),
     };
-    let flags =
-        if record.assistant { FLAG_ASSISTANT } else { 0 } | if record.side { FLAG_SIDE } else { 0 };
+    let flags = if record.assistant { FLAG_ASSISTANT } else { 0 }
+        | if record.side { FLAG_SIDE } else { 0 }
+        | if record.plain { FLAG_PLAIN } else { 0 };
     [
         record.offset_bytes,
         u64::from(record.len_bytes),
@@ -90,7 +97,10 @@ fn codes(record: &Record, seq: u64) -> [u64; field::ID] {
         seq.wrapping_sub(record.parent_seq),
         seq.wrapping_sub(record.jump_seq),
         u64::from(record.depth),
-        record.kind.map_or(0, |kind| kind as u64) | flags << 4 | u64::from(record.opaque_code) << 6,
+        record.kind.map_or(0, |kind| kind as u64)
+            | flags << TAGS_FLAGS_SHIFT
+            | u64::from(record.role & 0x0f) << TAGS_ROLE_SHIFT
+            | u64::from(record.opaque_code) << TAGS_OPAQUE_SHIFT,
         record.timestamp_ms as u64 ^ TIMESTAMP_BIAS,
         // Nearest-kind links as themselves (alike across a page), SEQ_NONE as 0.
         record.compaction_seq.wrapping_add(1),
@@ -116,7 +126,7 @@ fn record_from_codes(seq: u64, codes: [u64; field::ID], id: String) -> Result<Re
                 .ok_or_else(|| DecodeError(format!("unknown entry kind code {code}")))?,
         ),
     };
-    let opaque_code = u8::try_from(tags >> 6)
+    let opaque_code = u8::try_from(tags >> TAGS_OPAQUE_SHIFT)
         .map_err(|_| DecodeError(format!("record {seq}: tags {tags:#x}")))?;
     let message_span = match codes[field::SPAN_OFFSET] {
         0 => None,
@@ -136,8 +146,10 @@ fn record_from_codes(seq: u64, codes: [u64; field::ID], id: String) -> Result<Re
         jump_seq: seq.wrapping_sub(codes[field::JUMP]),
         depth: narrow(codes[field::DEPTH], "depth")?,
         kind,
-        assistant: tags >> 4 & FLAG_ASSISTANT != 0,
-        side: tags >> 4 & FLAG_SIDE != 0,
+        assistant: tags >> TAGS_FLAGS_SHIFT & FLAG_ASSISTANT != 0,
+        side: tags >> TAGS_FLAGS_SHIFT & FLAG_SIDE != 0,
+        plain: tags >> TAGS_FLAGS_SHIFT & FLAG_PLAIN != 0,
+        role: (tags >> TAGS_ROLE_SHIFT & 0x0f) as u8,
         opaque_code,
         timestamp_ms: (codes[field::TIMESTAMP] ^ TIMESTAMP_BIAS) as i64,
         compaction_seq: codes[field::COMPACTION].wrapping_sub(1),
@@ -715,7 +727,7 @@ mod tests {
             (
                 any::<u32>(),
                 0u8..10,
-                any::<bool>(),
+                (any::<bool>(), any::<bool>(), 0u8..16),
                 any::<bool>(),
                 any::<u8>(),
             ),
@@ -730,7 +742,7 @@ mod tests {
             .prop_map(
                 |(
                     (offset_bytes, len_bytes, crc32, parent_seq, jump_seq),
-                    (depth, kind, assistant, side, opaque_code),
+                    (depth, kind, (assistant, plain, role), side, opaque_code),
                     (timestamp_ms, compaction_seq, model_seq, thinking_seq),
                     (message_span, id),
                 )| Record {
@@ -743,6 +755,8 @@ mod tests {
                     kind: EntryKind::from_code(kind),
                     assistant,
                     side,
+                    role,
+                    plain,
                     opaque_code,
                     timestamp_ms,
                     compaction_seq,
@@ -1063,7 +1077,7 @@ mod tests {
         assert!(record_from_codes(5, codes, String::new()).is_ok());
         for (field, value) in [
             (field::TAGS, 0x0e),
-            (field::TAGS, 1 << 14),
+            (field::TAGS, 1 << (TAGS_OPAQUE_SHIFT + 8)),
             (field::DEPTH, 1 << 32),
             (field::LEN, 1 << 32),
             (field::CRC, 1 << 32),

@@ -35,6 +35,12 @@ pub struct Record {
     pub kind: Option<EntryKind>,
     pub assistant: bool,
     pub side: bool,
+    /// A `message` entry's role code (`format::line::role_code`; 0 otherwise).
+    pub role: u8,
+    /// A message entry in pi's layout (`EntryLine::pi_layout`) whose `parentId` is its tree
+    /// parent's id, or null for a root: what the entry holds besides its timestamp and message
+    /// is known from the index alone.
+    pub plain: bool,
     /// For an opaque record, a code for its reason (format-spec/index.md).
     pub opaque_code: u8,
     pub timestamp_ms: i64,
@@ -64,6 +70,8 @@ impl Record {
             kind: None,
             assistant: false,
             side: false,
+            role: 0,
+            plain: false,
             opaque_code: 0,
             timestamp_ms: 0,
             compaction_seq: SEQ_NONE,
@@ -92,6 +100,8 @@ impl Record {
             kind: Some(EntryKind::Message),
             assistant: seq % 2 == 1,
             side: false,
+            role: if seq % 2 == 1 { 2 } else { 1 },
+            plain: true,
             opaque_code: 0,
             timestamp_ms: 1_764_000_000_000 + seq as i64 * 2_345,
             compaction_seq: SEQ_NONE,

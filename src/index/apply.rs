@@ -279,6 +279,10 @@ impl Store {
             kind: Some(entry.kind),
             assistant: is_assistant,
             side: entry.side,
+            role: entry.role,
+            // The parentId of a plain record is its tree parent's id (or null for a root): a
+            // parentId that names no entry makes the record a root, and is not plain.
+            plain: entry.pi_layout && (parent_seq != SEQ_NONE || entry.parent == ParentRef::Root),
             opaque_code: 0,
             timestamp_ms: entry
                 .timestamp
@@ -375,6 +379,8 @@ impl Store {
             kind: None,
             assistant: false,
             side: false,
+            role: 0,
+            plain: false,
             opaque_code: opaque_code(&opaque.reason),
             timestamp_ms: TIMESTAMP_NONE,
             compaction_seq: SEQ_NONE,

@@ -64,6 +64,8 @@ fn owned_entry(entry: EntryLine<'_>) -> EntryLine<'static> {
         timestamp: entry.timestamp.map(owned),
         side: entry.side,
         assistant: entry.assistant,
+        role: entry.role,
+        pi_layout: entry.pi_layout,
         target_id: entry.target_id.map(owned),
         label: entry.label.map(owned),
         name: entry.name.map(owned),

@@ -384,8 +384,11 @@ impl Session {
                         });
                     }
                     OnConflict::FollowTip => self.leaf_seq = self.store().state.leaf_seq,
+                    OnConflict::Branch => {}
                 }
-            } else if self.leaf_seq == log_leaf_before {
+            } else if self.leaf_seq == log_leaf_before
+                && self.options.on_conflict != OnConflict::Branch
+            {
                 self.leaf_seq = self.store().state.leaf_seq;
             }
         }

@@ -43,7 +43,7 @@ impl Session {
     pub fn projection_plan(&self, leaf: Option<&str>) -> Result<ProjectionPlan> {
         self.answering(|session| {
             let leaf_seq = session.leaf_or(leaf)?;
-            context::projection_plan(session, leaf_seq)
+            context::plan::projection_plan(session, leaf_seq)
         })
     }
 

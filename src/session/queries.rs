@@ -125,13 +125,13 @@ impl Session {
 
     /// The path to `leaf_seq` for a caller that holds the path to `known_leaf_seq` already:
     /// how many entries of the known path the new one keeps (the root up to the two leaves'
-    /// deepest common ancestor), then the sequence numbers of the entries below them, root
-    /// first. Costs O(log depth) plus the entries returned.
-    pub fn path_seqs_since(
+    /// deepest common ancestor), then the entries below them, root first. Costs O(log depth)
+    /// plus the entries returned.
+    pub fn path_since(
         &self,
         leaf_seq: Option<u64>,
         known_leaf_seq: Option<u64>,
-    ) -> Result<(u64, Vec<u64>)> {
+    ) -> Result<(u64, Vec<IndexedEntry>)> {
         self.answering(|session| {
             let Some(leaf_seq) = leaf_seq else {
                 return Ok((0, Vec::new()));
@@ -145,30 +145,79 @@ impl Session {
                 Some(seq) => (u64::from(store.existing_record(seq)?.depth) + 1, seq),
                 None => (0, SEQ_NONE),
             };
-            let mut tail: Vec<u64> = store
-                .ancestors(leaf_seq, stop)?
-                .into_iter()
-                .map(|(seq, _)| seq)
-                .filter(|seq| Some(*seq) != common)
-                .collect();
+            let mut tail = store.ancestors(leaf_seq, stop)?;
+            if common.is_some() {
+                tail.pop();
+            }
             tail.reverse();
-            Ok((kept, tail))
+            let mut out = Vec::with_capacity(tail.len());
+            for at in 0..tail.len() {
+                let parent = at.checked_sub(1).map(|before| &tail[before]);
+                out.push(session.indexed_entry(tail[at].0, &tail[at].1, parent)?);
+            }
+            Ok((kept, out))
         })
     }
 
     /// The canonical entries from sequence number `from_seq` on, in file order (opaque lines
     /// left out): the entries another writer or this handle appended since a caller last
     /// looked.
-    pub fn entry_seqs_from(&self, from_seq: u64) -> Result<Vec<u64>> {
+    pub fn entries_from(&self, from_seq: u64) -> Result<Vec<IndexedEntry>> {
         self.answering(|session| {
             let store = session.store();
-            let mut seqs = Vec::new();
+            let mut out = Vec::new();
+            let mut previous: Option<(u64, Record)> = None;
             for seq in from_seq..store.record_count() {
-                if store.existing_record(seq)?.kind.is_some() {
-                    seqs.push(seq);
+                let record = store.existing_record(seq)?;
+                if record.kind.is_some() {
+                    out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
                 }
+                previous = Some((seq, record));
             }
-            Ok(seqs)
+            Ok(out)
+        })
+    }
+
+    /// The entries `seqs` as the index knows them.
+    pub fn indexed_entries(&self, seqs: &[u64]) -> Result<Vec<IndexedEntry>> {
+        self.answering(|session| {
+            let store = session.store();
+            let mut out = Vec::with_capacity(seqs.len());
+            let mut previous: Option<(u64, Record)> = None;
+            for &seq in seqs {
+                let record = store.existing_record(seq)?;
+                out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
+                previous = Some((seq, record));
+            }
+            Ok(out)
+        })
+    }
+
+    /// The entry `seq` as the index knows it; `near` is a record at hand that may be its
+    /// parent (a path's entries come parent first).
+    fn indexed_entry(
+        &self,
+        seq: u64,
+        record: &Record,
+        near: Option<&(u64, Record)>,
+    ) -> Result<IndexedEntry> {
+        if !record.plain || record.kind != Some(EntryKind::Message) {
+            return Ok(IndexedEntry { seq, plain: None });
+        }
+        let parent_id = match record.parent_seq {
+            SEQ_NONE => None,
+            parent => Some(match near {
+                Some((at, near)) if *at == parent => near.id.to_string(),
+                _ => self.store().existing_record(parent)?.id.into_string(),
+            }),
+        };
+        Ok(IndexedEntry {
+            seq,
+            plain: Some(PlainEntry {
+                id: record.id.to_string(),
+                parent_id,
+                role: record.role,
+            }),
         })
     }
 

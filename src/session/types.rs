@@ -38,6 +38,9 @@ pub enum OnConflict {
     Fail,
     /// Move this handle's leaf to the log's current leaf and append there.
     FollowTip,
+    /// Append at this handle's own leaf whatever the other writer did, as pi does: the other
+    /// writer's entries become a side branch, and nothing of either writer is lost.
+    Branch,
 }
 
 /// How a session is opened.
@@ -124,6 +127,25 @@ impl Entry {
             .remove(name.as_bytes())
             .map(|raw| raw.to_owned())
     }
+}
+
+/// A plain message entry as the index knows it ([`IndexedEntry`]): everything but
+/// its timestamp and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlainEntry {
+    pub id: String,
+    /// `parentId`: the tree parent's id, or `None` for null.
+    pub parent_id: Option<String>,
+    /// The message's role code (`format::line::role_code`).
+    pub role: u8,
+}
+
+/// An entry by its sequence number (its place among the log's lines, which never changes),
+/// with what the index alone tells of it when it is a plain message entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexedEntry {
+    pub seq: u64,
+    pub plain: Option<PlainEntry>,
 }
 
 /// A node of the depth-first tree walk.

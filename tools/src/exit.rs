@@ -201,38 +201,16 @@ pub fn finish_parse(error: clap::Error) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// The message and place of the last panic, kept by the hook `quiet_panics` installs.
-static LAST_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-
-/// Replaces the default panic hook, which prints every panic, caught or not: the library turns
-/// a panic of redb on a damaged sidecar into an error and rebuilds the index, and its text
-/// (`panicked at .../redb-4.6.0/...`, a backtrace) must not reach the user. The hook only
-/// keeps the message; a panic that reaches `main` is reported by [`internal_error`].
+/// Installs the library's quiet panic hook (`treelog::quiet_panics`): a caught panic of redb
+/// on a damaged sidecar must not print; a panic that reaches `main` is reported by
+/// [`internal_error`].
 pub fn quiet_panics() {
-    std::panic::set_hook(Box::new(|info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied())
-            .unwrap_or("panic");
-        let place = info
-            .location()
-            .map(|location| format!(" at {}:{}", location.file(), location.line()))
-            .unwrap_or_default();
-        if let Ok(mut last) = LAST_PANIC.lock() {
-            *last = Some(format!("{message}{place}"));
-        }
-    }));
+    treelog::quiet_panics::install();
 }
 
 /// A panic that no part of treelog caught: a bug. One line on stderr, exit 2.
 pub fn internal_error() -> ExitCode {
-    let what = LAST_PANIC
-        .lock()
-        .ok()
-        .and_then(|mut last| last.take())
-        .unwrap_or_else(|| "panic".into());
+    let what = treelog::quiet_panics::take_last().unwrap_or_else(|| "panic".into());
     eprintln!("treelog: internal error (a bug in treelog; please report it): {what}");
     ExitCode::from(EXIT_FAILURE)
 }

@@ -20,12 +20,12 @@ pub mod search;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use napi::bindgen_prelude::Uint32Array;
+use napi::bindgen_prelude::{Uint8Array, Uint32Array};
 use napi_derive::napi;
 use treelog::format::json_scan;
 use treelog::format::line::json_text_str;
 use treelog::storage::MemoryStorage;
-use treelog::{Durability, EntryKind, NewEntry, Session, SessionOptions, Stamp};
+use treelog::{Durability, EntryKind, NewEntry, OnConflict, Session, SessionOptions, Stamp};
 
 /// A JS error with a stable `code`.
 type Result<T> = std::result::Result<T, napi::Error<String>>;
@@ -91,12 +91,107 @@ fn guarded<T>(body: impl FnOnce() -> treelog::Result<T>) -> Result<T> {
     }
 }
 
-fn options() -> SessionOptions {
-    // pi writes with appendFileSync and never fsyncs.
-    SessionOptions {
+/// How the JS side opens a session: the `SessionManager` factories' options, checked there.
+#[napi(object)]
+#[derive(Clone, Default)]
+pub struct OpenOptions {
+    /// `"branch"` (pi's rule, the default), `"follow"` or `"fail"`: what an append does after
+    /// another writer appended a child of this session's leaf.
+    pub on_conflict: Option<String>,
+    /// A directory for the sidecar index instead of beside the log.
+    pub index_dir: Option<String>,
+    /// `false`: never create or write a sidecar.
+    pub index_write: Option<bool>,
+}
+
+/// The session options of `open`: pi writes with appendFileSync and never fsyncs.
+fn options(open: &OpenOptions) -> Result<SessionOptions> {
+    let on_conflict = match open.on_conflict.as_deref() {
+        None | Some("branch") => OnConflict::Branch,
+        Some("follow") => OnConflict::FollowTip,
+        Some("fail") => OnConflict::Fail,
+        Some(other) => {
+            return Err(js_error(
+                "TREELOG_INVALID_INPUT",
+                format!("onConflict must be \"branch\", \"follow\" or \"fail\", not {other:?}"),
+            ));
+        }
+    };
+    Ok(SessionOptions {
         durability: Durability::None,
+        on_conflict,
+        index_dir: open.index_dir.as_ref().map(PathBuf::from),
+        index_write: open.index_write.unwrap_or(true),
         ..SessionOptions::default()
+    })
+}
+
+/// Entries as the index knows them (`treelog::IndexedEntry`), in the columns the JS side
+/// reads fastest: for each entry its sequence number and its role code, [`NOT_PLAIN`] for an
+/// entry whose line must be read; the plain entries' ids and parentIds (empty for null), each
+/// joined by `\n` (a plain entry's ids hold no escape, so no line break).
+#[napi(object)]
+pub struct EntryBatch {
+    /// For a path: how many entries of the path the caller holds stay.
+    pub kept: u32,
+    pub seqs: Uint32Array,
+    pub roles: Uint8Array,
+    pub ids: String,
+    pub parents: String,
+}
+
+/// The role code of an entry whose line must be read.
+const NOT_PLAIN: u8 = 255;
+
+fn batch(
+    session: &Session,
+    kept: u64,
+    entries: &[treelog::IndexedEntry],
+) -> treelog::Result<EntryBatch> {
+    let mut seqs = Vec::with_capacity(entries.len());
+    let mut roles = Vec::with_capacity(entries.len());
+    let mut ids = String::new();
+    let mut parents = String::new();
+    let mut plain_count = 0;
+    for entry in entries {
+        seqs.push(seq32(session, entry.seq)?);
+        match &entry.plain {
+            None => roles.push(NOT_PLAIN),
+            Some(plain) => {
+                roles.push(plain.role);
+                if plain_count > 0 {
+                    ids.push('\n');
+                    parents.push('\n');
+                }
+                plain_count += 1;
+                ids.push_str(&plain.id);
+                parents.push_str(plain.parent_id.as_deref().unwrap_or_default());
+            }
+        }
     }
+    Ok(EntryBatch {
+        kept: seq32(session, kept)?,
+        seqs: Uint32Array::new(seqs),
+        roles: Uint8Array::new(roles),
+        ids,
+        parents,
+    })
+}
+
+/// The role names of the role codes the index keeps (code `n` is `roles()[n - 1]`).
+#[napi]
+pub fn role_names() -> Vec<String> {
+    treelog::format::line::ROLES
+        .iter()
+        .map(|role| role.to_string())
+        .collect()
+}
+
+/// Installs the quiet panic hook when the addon loads: a panic the library catches (redb on a
+/// damaged sidecar) must not print into the Node process's output.
+#[napi_derive::module_init]
+fn init() {
+    treelog::quiet_panics::install();
 }
 
 enum State {
@@ -117,13 +212,41 @@ enum State {
 #[napi]
 pub struct NativeSession {
     state: State,
+    options: SessionOptions,
+    /// What the open has to tell the user about the index, until the JS side takes it.
+    notice: Option<Notice>,
 }
 
-fn memory_session(path: &Path, text: String) -> treelog::Result<Session> {
+fn memory_session(path: &Path, text: String, options: &SessionOptions) -> treelog::Result<Session> {
     Session::open_storage(
         Box::new(MemoryStorage::new(path, text.into_bytes())),
-        options(),
+        options.clone(),
     )
+}
+
+/// What an open has to say about its index: [`treelog::IndexState::notice`] and its code.
+#[napi(object)]
+pub struct Notice {
+    /// `TREELOG_INDEX_REBUILT` (the index was rebuilt from the log) or
+    /// `TREELOG_INDEX_UNWRITTEN` (the session reads the log into memory instead).
+    pub code: String,
+    pub message: String,
+}
+
+fn notice_of(session: &Session) -> Option<Notice> {
+    let sidecar = session.sidecar().map_or_else(
+        || treelog::sidecar_path(session.log_path()),
+        Path::to_path_buf,
+    );
+    let state = session.index_state();
+    let code = match state {
+        treelog::IndexState::Rebuilt { .. } => "TREELOG_INDEX_REBUILT",
+        _ => "TREELOG_INDEX_UNWRITTEN",
+    };
+    state.notice(&sidecar).map(|message| Notice {
+        code: code.into(),
+        message: format!("treelog: {message}"),
+    })
 }
 
 /// The log of a session as text: its header line and every entry line.
@@ -154,11 +277,20 @@ fn entries_array<'a>(lines: impl Iterator<Item = &'a str>) -> String {
 impl NativeSession {
     /// Opens the log at `path`, which exists.
     #[napi(factory)]
-    pub fn open(path: String) -> Result<NativeSession> {
-        let session = guarded(|| Session::open(Path::new(&path), options()))?;
+    pub fn open(path: String, open: Option<OpenOptions>) -> Result<NativeSession> {
+        let options = options(&open.unwrap_or_default())?;
+        let session = guarded(|| Session::open(Path::new(&path), options.clone()))?;
         Ok(NativeSession {
+            notice: notice_of(&session),
             state: State::File(session),
+            options,
         })
+    }
+
+    /// What the open found worth telling the user about the index (once; then null).
+    #[napi]
+    pub fn take_notice(&mut self) -> Option<Notice> {
+        self.notice.take()
     }
 
     /// A session not yet written: `header` is its header line; `path` the file it is written
@@ -169,12 +301,14 @@ impl NativeSession {
         header: String,
         path: Option<String>,
         entries: Option<String>,
+        open: Option<OpenOptions>,
     ) -> Result<NativeSession> {
+        let options = options(&open.unwrap_or_default())?;
         let bound = path.clone().unwrap_or_else(|| "<memory>".into());
         let mut text = header;
         text.push('\n');
         text.push_str(entries.as_deref().unwrap_or_default());
-        let session = guarded(|| memory_session(Path::new(&bound), text))?;
+        let session = guarded(|| memory_session(Path::new(&bound), text, &options))?;
         let conversation = guarded(|| has_conversation(&session))?;
         Ok(NativeSession {
             state: State::Pending {
@@ -182,6 +316,8 @@ impl NativeSession {
                 path: path.map(PathBuf::from),
                 conversation,
             },
+            options,
+            notice: None,
         })
     }
 
@@ -347,14 +483,14 @@ impl NativeSession {
     }
 
     /// The path to `leaf` (default: the handle's leaf) for a caller holding the path to
-    /// `known_leaf_seq`: `[kept, seq, seq, ...]`, how many entries of the known path stay,
-    /// then the sequence numbers below them, root first. Null for an unknown `leaf`.
+    /// `known_leaf_seq`: how many entries of the known path stay (`kept`), then the entries
+    /// below them, root first. Null for an unknown `leaf`.
     #[napi]
     pub fn path_since(
         &mut self,
         leaf: Option<String>,
         known_leaf_seq: Option<u32>,
-    ) -> Result<Option<Uint32Array>> {
+    ) -> Result<Option<EntryBatch>> {
         self.query(|session| {
             let leaf_seq = match &leaf {
                 Some(id) => match session.entry_seq(id)? {
@@ -363,15 +499,22 @@ impl NativeSession {
                 },
                 None => session.leaf_seq(),
             };
-            let (kept, tail) = session.path_seqs_since(leaf_seq, known_leaf_seq.map(u64::from))?;
-            seqs32(session, std::iter::once(kept).chain(tail)).map(Some)
+            let (kept, entries) = session.path_since(leaf_seq, known_leaf_seq.map(u64::from))?;
+            batch(session, kept, &entries).map(Some)
         })
     }
 
     /// The canonical entries from sequence number `from` on, in file order.
     #[napi]
-    pub fn entry_seqs_from(&mut self, from: u32) -> Result<Uint32Array> {
-        self.query(|session| seqs32(session, session.entry_seqs_from(u64::from(from))?))
+    pub fn entries_from(&mut self, from: u32) -> Result<EntryBatch> {
+        self.query(|session| batch(session, 0, &session.entries_from(u64::from(from))?))
+    }
+
+    /// The entries `seqs`, as the index knows them.
+    #[napi]
+    pub fn indexed_entries(&mut self, seqs: Uint32Array) -> Result<EntryBatch> {
+        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        self.query(|session| batch(session, 0, &session.indexed_entries(&seqs)?))
     }
 
     /// The lines of the entries `seqs`, as JSONL in the order given.
@@ -431,11 +574,18 @@ impl NativeSession {
         Ok(())
     }
 
-    /// Catches up with what other writers appended.
+    /// Catches up with what other writers appended and moves the leaf to the log's newest
+    /// entry (the last in file order, or a `leaf` row's target).
     #[napi]
     pub fn refresh(&mut self) -> Result<()> {
         let session = self.session_mut()?;
-        guarded(|| session.refresh())
+        guarded(|| {
+            session.refresh()?;
+            match session.log_leaf_id()? {
+                Some(leaf) => session.branch(&leaf),
+                None => Ok(()),
+            }
+        })
     }
 
     // ---- appends: each takes the id and timestamp the JS side drew ----
@@ -450,8 +600,9 @@ impl NativeSession {
         append: impl FnOnce(&mut Session) -> treelog::Result<String>,
     ) -> Result<String> {
         let state = std::mem::replace(&mut self.state, State::Broken);
+        let options = &self.options;
         let result = catch_unwind(AssertUnwindSafe(move || {
-            append_in(state, id, timestamp, conversation, append)
+            append_in(state, options, id, timestamp, conversation, append)
         }));
         match result {
             Ok((state, result)) => {
@@ -708,6 +859,7 @@ fn has_conversation(session: &Session) -> treelog::Result<bool> {
 /// it was before the append.
 fn append_in(
     state: State,
+    options: &SessionOptions,
     id: String,
     timestamp: String,
     conversation: bool,
@@ -751,7 +903,7 @@ fn append_in(
                 Ok(new_id)
             });
             match result {
-                Ok(new_id) => match Session::open(&file, options()) {
+                Ok(new_id) => match Session::open(&file, options.clone()) {
                     Ok(mut opened) => {
                         let branched = opened.branch(&new_id).map(|_| new_id);
                         (State::File(opened), branched)
@@ -761,7 +913,7 @@ fn append_in(
                 Err(error) => {
                     // Back to the log as it was before the append.
                     let (text, leaf) = before;
-                    let restored = memory_session(&file, text).and_then(|mut restored| {
+                    let restored = memory_session(&file, text, options).and_then(|mut restored| {
                         match leaf {
                             Some(leaf) => restored.branch(&leaf)?,
                             None => restored.reset_leaf(),

@@ -193,3 +193,48 @@ for (const version of Object.keys(VERSIONS)) {
     sameJson(actual.resumed.buildSessionContext(), VERSIONS[version].sessionManagers.SessionManager.open(file).buildSessionContext(), "pi's context after the resumed conversation");
   });
 }
+
+test("pi 1.6.0's agent on treelog while another process appends: every prompt succeeds, nothing is lost", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const { fileURLToPath } = await import("node:url");
+  const piManager = fileURLToPath(new URL("../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js", import.meta.url));
+  const { sdk, ai } = VERSIONS["1.6.0"];
+  const cwd = tempDir("treelog-agent-cwd-");
+  const dir = tempDir("treelog-agent-sessions-");
+  const sessionManager = treelog.SessionManager.create(cwd, dir);
+  const { faux, model, plumbing, release } = await models("1.6.0");
+  faux.setResponses([0, 1, 2].map((i) => ai.fauxAssistantMessage(`answer ${i}`)));
+  const { session } = await sdk.createAgentSession({
+    cwd, agentDir: tempDir("treelog-agent-home-"), model, thinkingLevel: "off", ...plumbing,
+    resourceLoader: emptyResources(sdk), tools: [], sessionManager,
+    settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
+  });
+  try {
+    for (let i = 0; i < 3; i++) {
+      await session.prompt(`prompt ${i}`);
+      // Another process appends to the same file with pi's own manager, as a second pi would.
+      execFileSync(process.execPath, ["--input-type=module", "-e", `
+        const { SessionManager } = await import(${JSON.stringify(piManager)});
+        SessionManager.open(${JSON.stringify(sessionManager.getSessionFile())}).appendMessage({ role: "user", content: "other ${i}", timestamp: 5 });
+      `]);
+    }
+  } finally {
+    session.dispose();
+    release();
+  }
+  const file = sessionManager.getSessionFile();
+  const reopened = pi.SessionManager.open(file);
+  const contents = reopened.getEntries().filter((e) => e.type === "message").map((e) => (typeof e.message.content === "string" ? e.message.content : e.message.content?.[0]?.text));
+  for (let i = 0; i < 3; i++) {
+    assert.ok(contents.includes(`prompt ${i}`) && contents.includes(`answer ${i}`), `turn ${i} is in the file: ${contents}`);
+    assert.ok(contents.includes(`other ${i}`), `the other writer's entry ${i} is in the file`);
+  }
+  // Every entry is reachable from a root, and pi reopens the same tree as treelog.
+  const ids = new Set(reopened.getEntries().map((e) => e.id));
+  assert.ok(reopened.getEntries().every((e) => e.parentId === null || ids.has(e.parentId)));
+  sameJson(treelog.SessionManager.open(file).getTree(), reopened.getTree(), "the tree");
+  // The agent's own turns stay one branch: its last answer's path holds every prompt.
+  const lastAnswer = reopened.getEntries().find((e) => e.type === "message" && e.message.content?.[0]?.text === "answer 2");
+  const branch = reopened.getBranch(lastAnswer.id).filter((e) => e.type === "message").map((e) => e.message.content?.[0]?.text ?? e.message.content);
+  assert.deepEqual(branch.filter((text) => /^(prompt|answer|other)/.test(text)), ["prompt 0", "answer 0", "prompt 1", "answer 1", "prompt 2", "answer 2"]);
+});

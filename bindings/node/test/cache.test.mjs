@@ -112,3 +112,37 @@ test("loadEntriesFromFile of an empty file returns [], as pi's does", () => {
     assert.deepEqual(treelog.loadEntriesFromFile(file), []);
   }
 });
+
+test("entries handed out before their line is read behave as the parsed line", () => {
+  const [expected, actual] = both("pi16-gen-a", (sm) => {
+    const branch = sm.getBranch();
+    // pi's agent scans every message's role on resume: a stand-in answers it.
+    const system = branch.flatMap((entry) => (entry.type === "message" && entry.message.role !== "user" ? [entry.message.role] : []));
+    const heldEntry = branch.findLast((entry, i) => i < branch.length - 1 && entry.type === "message");
+    const heldMessage = heldEntry.message;
+    return {
+      system,
+      keys: branch.map((entry) => Object.keys(entry).join(",")),
+      spread: branch.map((entry) => JSON.stringify({ ...entry })),
+      json: JSON.stringify(branch),
+      entries: Object.fromEntries(branch.map((entry) => [entry.id, Object.entries(entry).map(([key]) => key)])),
+      heldStays: heldEntry.message === heldMessage && sm.getEntry(heldEntry.id).message === heldMessage,
+      heldJson: JSON.stringify(heldMessage),
+      inKeys: "content" in heldMessage && Object.keys(heldMessage).join(","),
+    };
+  });
+  assert.ok(expected.heldStays);
+  sameJson(actual, expected, "entries read on use");
+});
+
+test("a held stand-in message is the projection's message once its entry is read", () => {
+  const [expected, actual] = both("pi16-sample-300", (sm) => {
+    const leaf = sm.getLeafEntry();
+    const roles = sm.getBranch().map((entry) => entry.type === "message" && entry.message.role);
+    const held = leaf.message;
+    const projection = sm.buildSessionProjection();
+    return { roles, same: projection.messages.includes(held), text: JSON.stringify(held), ts: leaf.timestamp };
+  });
+  assert.ok(expected.same);
+  sameJson(actual, expected, "a held message");
+});

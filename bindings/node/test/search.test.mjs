@@ -5,7 +5,7 @@
 // treelog-cli`, a no-op when it is current) and run from the repository's target directory.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -154,15 +154,18 @@ test("search over a generated directory equals treelog search --json, time windo
 });
 
 /** With no paths the current directory is searched and hits are named from ".", as by the CLI run there; a string path is one path, an array several (merged as the CLI merges them), [] none. */
-test("paths: default cwd, one string, several, none", async () => {
+test("paths: required (no default to the current directory), one string, several, none", async () => {
   const dir = generatedDir(5, 6, 20);
   const saved = process.cwd();
   try {
     process.chdir(dir);
+    for (const call of [() => treelog.search("alpha"), () => treelog.search("alpha", null, {})]) {
+      await assert.rejects(call, (error) => error.code === "TREELOG_INVALID_INPUT" && /name the sessions to search/.test(error.message));
+    }
+    assert.ok(!existsSync(join(dir, ".treelog-search")), "nothing written into the current directory");
     const [expected] = cli(["alpha"], dir);
     assert.ok(expected.length > 0 && expected[0].session.startsWith("./"), JSON.stringify(expected[0]));
-    assert.deepEqual(await treelog.search("alpha"), expected);
-    assert.deepEqual(await treelog.search("alpha", null, {}), expected);
+    assert.deepEqual(await treelog.search("alpha", "."), expected);
   } finally {
     process.chdir(saved);
   }

@@ -85,6 +85,42 @@ pub enum IndexState {
     Unindexed { reason: String, damaged: bool },
 }
 
+impl IndexState {
+    /// The one line a user hears about the index of `sidecar` (the CLI on stderr, the Node
+    /// package as a warning), or `None` when there is nothing worth saying: the index was
+    /// damaged (the answers are right, they come from the log, but the disk or another program
+    /// damaged the sidecar), an older treelog wrote it (the rebuild costs time the user should
+    /// be able to explain), or it cannot be written (the session works from the log in
+    /// memory, which costs memory and time on every open).
+    pub fn notice(&self, sidecar: &std::path::Path) -> Option<String> {
+        let sidecar = sidecar.display();
+        match self {
+            IndexState::Rebuilt {
+                reason,
+                damaged: true,
+            } => Some(format!(
+                "{sidecar}: index damaged ({reason}); rebuilt from the log"
+            )),
+            IndexState::Rebuilt { reason, .. } if reason == SCHEMA_CHANGED_REASON => Some(format!(
+                "{sidecar}: index written by another treelog version; rebuilt from the log"
+            )),
+            IndexState::Unindexed {
+                reason,
+                damaged: true,
+            } => Some(format!(
+                "{sidecar}: index damaged ({reason}); reading the log into memory instead"
+            )),
+            IndexState::Unindexed { reason, .. } if reason.contains(NOT_REBUILT) => Some(format!(
+                "{sidecar}: {reason}; reading the log into memory instead"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// How [`IndexState::Unindexed`]'s reason says that a rebuild could not write the index.
+pub(crate) const NOT_REBUILT: &str = "the index could not be rebuilt";
+
 /// Where a store reports how far it has indexed the log (see `SessionOptions::progress_bytes`).
 pub(crate) type Progress = Option<std::sync::Arc<std::sync::atomic::AtomicU64>>;
 

@@ -15,7 +15,7 @@ use super::schema::{
     BLOCKS, META, META_SCHEMA, META_SNAPSHOT, META_STATE, SCHEMA_CHANGED_REASON, SCHEMA_MAGIC,
     SCHEMA_VERSION, unseal_block,
 };
-use super::{IndexState, Lag, Progress, Store, Verify};
+use super::{IndexState, Lag, NOT_REBUILT, Progress, Store, Verify};
 use crate::error::{Error, Result};
 use crate::format::line::Line;
 use crate::format::record::{SEQ_NONE, Snapshot, State};
@@ -132,7 +132,7 @@ impl Store {
                 store.db = None;
                 store.tables = None;
                 if let Err(error) = store.rebuild(storage, sidecar_path) {
-                    let reason = format!("{reason}; the index could not be rebuilt: {error}");
+                    let reason = format!("{reason}; {NOT_REBUILT}: {error}");
                     return Store::replayed(storage, reason, false, progress);
                 }
                 IndexState::Rebuilt { reason, damaged }

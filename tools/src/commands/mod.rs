@@ -99,25 +99,14 @@ pub fn notice_rebuild(session: &Session) -> bool {
         || treelog::sidecar_path(session.log_path()),
         Path::to_path_buf,
     );
-    match session.index_state() {
-        treelog::IndexState::Rebuilt {
-            reason,
-            damaged: true,
-        } => {
-            eprintln!(
-                "treelog: {}: index damaged ({reason}); rebuilt from the log",
-                sidecar.display()
-            );
+    // The CLI speaks of rebuilds only: a command run without an index says so in its output.
+    let rebuilt = matches!(session.index_state(), treelog::IndexState::Rebuilt { .. });
+    match session.index_state().notice(&sidecar).filter(|_| rebuilt) {
+        Some(notice) => {
+            eprintln!("treelog: {notice}");
             true
         }
-        treelog::IndexState::Rebuilt { reason, .. } if reason == treelog::SCHEMA_CHANGED_REASON => {
-            eprintln!(
-                "treelog: {}: index written by another treelog version; rebuilt from the log",
-                sidecar.display()
-            );
-            true
-        }
-        _ => false,
+        None => false,
     }
 }
 

@@ -2,6 +2,7 @@
 // its SessionManager and every exported function, called with arguments of the declared types,
 // each result kept in a variable of the type it is declared to return. Compiled, never run. The
 // two lists at the end fail when index.d.ts gains a method or an export this file does not call.
+import type { IndexNotice, StoreOptions } from "treelog";
 import {
   CURRENT_SESSION_VERSION,
   SessionManager,
@@ -51,7 +52,10 @@ export async function everyMethod(file: string, dir: string): Promise<void> {
   // ---- the factories ----
   const created: SessionManager = SessionManager.create("/work/project", dir, { id: "0123abcd", parentSession: file });
   const opened: SessionManager = SessionManager.open(file, dir, "/work/elsewhere");
-  const recent: SessionManager = SessionManager.continueRecent("/work/project", dir);
+  const store: StoreOptions = { onConflict: "fail", indexDir: dir, indexWrite: false, onNotice: (notice: IndexNotice) => void notice.code };
+  const openedWith: SessionManager = SessionManager.open(file, dir, undefined, store);
+  const createdWith: SessionManager = SessionManager.create("/work/project", dir, { id: "0123abcd", onConflict: "follow" });
+  const recent: SessionManager = SessionManager.continueRecent("/work/project", dir, { onConflict: "branch" });
   const header: FileEntry = { type: "session", version, id: "0123abcd", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/work/project" };
   const memory: SessionManager = SessionManager.inMemory("/work/project", { id: "0123abcd" }, [header]);
   const forked: SessionManager = SessionManager.forkFrom(file, "/work/project", dir, { parentSession: file });
@@ -67,6 +71,8 @@ export async function everyMethod(file: string, dir: string): Promise<void> {
   // ---- the instance ----
   const session = created;
   session.setSessionFile(file);
+  session.refresh();
+  void [openedWith, createdWith];
   const newFile: string | undefined = session.newSession({ id: "4567cdef" });
   const persisted: boolean = session.isPersisted();
   const cwd: string = session.getCwd();
@@ -152,9 +158,9 @@ export async function everyMethod(file: string, dir: string): Promise<void> {
     onNotice: (notice) => notices.push(notice),
     onProgress: (p) => progress.push(p),
   });
-  const hitsHere: SearchHit[] = await search("hello");
+  const hitsHere: SearchHit[] = await search("hello", process.cwd());
   const hitsOne: SearchHit[] = await search("hello", file);
-  const hitsNone: SearchHit[] = await search("hello", null);
+  const hitsNone: SearchHit[] = await search("hello", []);
   const reindexed: SearchReindexed = await reindexSearch(dir, { force: true, indexDir: "/tmp/index", onNotice: (n) => notices.push(n) });
 
   void [recent, memory, forked, found, listed, all, allIn, newFile, persisted, cwd, sessionDir, usesDefault, sessionId,
@@ -168,7 +174,7 @@ export async function everyMethod(file: string, dir: string): Promise<void> {
 // Every method and static of SessionManager is called above, and every value export is used.
 same<
   keyof SessionManager,
-  | "setSessionFile" | "newSession" | "isPersisted" | "getCwd" | "getSessionDir" | "usesDefaultSessionDir"
+  | "setSessionFile" | "refresh" | "newSession" | "isPersisted" | "getCwd" | "getSessionDir" | "usesDefaultSessionDir"
   | "getSessionId" | "getSessionFile" | "appendMessage" | "appendThinkingLevelChange" | "appendModelChange"
   | "appendUsage" | "appendCompaction" | "appendCustomEntry" | "appendSessionInfo" | "getSessionName"
   | "appendCustomMessageEntry" | "appendContextEdit" | "getLeafId" | "getLeafEntry" | "getEntry" | "getChildren"

@@ -1,0 +1,305 @@
+// The entries of one session as JS values (EntryCache), and the stand-in messages of entries
+// whose lines were not read yet (StandIn).
+import { native } from "./native.js";
+
+/** How many entries one native read hands back at most: bounds the text held at once. */
+const LINES_PER_READ = 4096;
+
+/** Role names by the index's role codes (0: none; 15, or past the table: another string). */
+const ROLE_NAMES = ["", ...native.roleNames()];
+/** The role code of an entry whose line must be read (native EntryBatch). */
+const NOT_PLAIN = 255;
+
+/**
+ * The traps of a stand-in message, and its state: the role before the line is read, then
+ * everything from the target, filled with the message (no other trap is needed: the default
+ * ones act on the target, which is the message once read).
+ */
+class StandIn {
+  constructor(cache, seq, role) {
+    this.cache = cache;
+    this.seq = seq;
+    this.role = role;
+    this.filled = false;
+    this.target = {};
+    this.proxy = new Proxy(this.target, this);
+  }
+
+  /** Takes the message read from the entry's line. */
+  fill(message) {
+    if (this.filled) return;
+    this.filled = true;
+    Object.assign(this.target, message);
+  }
+
+  read() {
+    if (!this.filled) this.cache.read(this.seq);
+  }
+
+  get(target, key, receiver) {
+    if (!this.filled) {
+      const role = ROLE_NAMES[this.role];
+      if (key === "role" && role) return role;
+      this.read();
+    }
+    return Reflect.get(target, key, receiver);
+  }
+
+  has(target, key) {
+    this.read();
+    return Reflect.has(target, key);
+  }
+
+  ownKeys(target) {
+    this.read();
+    return Reflect.ownKeys(target);
+  }
+
+  getOwnPropertyDescriptor(target, key) {
+    this.read();
+    return Reflect.getOwnPropertyDescriptor(target, key);
+  }
+
+  set(target, key, value, receiver) {
+    this.read();
+    return Reflect.set(target, key, value, receiver);
+  }
+
+  deleteProperty(target, key) {
+    this.read();
+    return Reflect.deleteProperty(target, key);
+  }
+
+  defineProperty(target, key, descriptor) {
+    this.read();
+    return Reflect.defineProperty(target, key, descriptor);
+  }
+
+  preventExtensions(target) {
+    this.read();
+    return Reflect.preventExtensions(target);
+  }
+}
+
+/**
+ * The entries of one session as JS values, kept as pi keeps every entry it parsed: the same
+ * object wherever an entry is handed out (getEntry, getBranch, getEntries, the projection's
+ * sourceEntry, whose `message` is the projection's message), so pi's callers that compare
+ * entries or messages by identity find them. An entry is keyed by its sequence number, its
+ * place among the log's lines, which never changes; a plain message entry is handed out before
+ * its line is read (see `unread`). Beside them, the active path and the entries in file
+ * order, kept and caught up with what changed: a repeat call costs a copy of the array, an
+ * append or a move of the leaf costs the entries it adds.
+ */
+export class EntryCache {
+  #native;
+  /** Entry values by sequence number (a holey array: only the entries handed out so far). */
+  #bySeq = [];
+  /**
+   * Plain message entries handed out before their line was read, to their sequence numbers.
+   * Such an entry's `timestamp` and `message` are own accessors (#onUse) that read the line
+   * when first used and then become plain data properties: keys, their order, JSON.stringify
+   * and spreading are those of the parsed line.
+   */
+  #unread = new WeakMap();
+  /** Role codes of the unread entries, by sequence number (a stand-in answers `role`). */
+  #roles = [];
+  /**
+   * Stand-in messages by sequence number: a message asked for before its entry's line is read
+   * (pi's agent scans every message's role on resume) is a stand-in that knows its role and
+   * reads the line on any other use. It stays the entry's message once read: identity holds.
+   */
+  #standIns = new Map();
+  #onUse;
+  /** The path from the root to #pathLeaf (a sequence number; null: empty). */
+  #path = [];
+  #pathLeaf = null;
+  /** Every entry in file order, and the first sequence number not looked at yet. */
+  #all = [];
+  #allNext = 0;
+
+  constructor(native) {
+    this.#native = native;
+    const cache = this;
+    const unread = this.#unread;
+    this.#onUse = {
+      timestamp: {
+        get() {
+          return cache.#materialize(this).timestamp;
+        },
+        set(value) {
+          cache.#materialize(this).timestamp = value;
+        },
+        enumerable: true,
+        configurable: true,
+      },
+      message: {
+        get() {
+          const seq = unread.get(this);
+          if (seq === undefined) return this.message;
+          let standIn = cache.#standIns.get(seq);
+          if (standIn === undefined) {
+            standIn = new StandIn(cache, seq, cache.#roles[seq]);
+            cache.#standIns.set(seq, standIn);
+          }
+          return standIn.proxy;
+        },
+        set(value) {
+          cache.#materialize(this).message = value;
+        },
+        enumerable: true,
+        configurable: true,
+      },
+    };
+  }
+
+  /** A plain message entry, handed out before its line is read. */
+  #plainEntry(seq, id, parentId, role) {
+    const entry = { type: "message", id, parentId };
+    // Two defineProperty calls with shared descriptors cost half of one defineProperties.
+    Object.defineProperty(entry, "timestamp", this.#onUse.timestamp);
+    Object.defineProperty(entry, "message", this.#onUse.message);
+    this.#unread.set(entry, seq);
+    this.#roles[seq] = role;
+    return entry;
+  }
+
+  /** Reads the line of the entry `seq`, if it was not read yet. */
+  read(seq) {
+    const entry = this.#bySeq[seq];
+    if (entry !== undefined) this.#materialize(entry);
+  }
+
+  /** Reads the line of an unread entry (`values`: its parse, when already at hand). */
+  #materialize(entry, values) {
+    const seq = this.#unread.get(entry);
+    if (seq === undefined) return entry;
+    values ??= this.parse([seq])[0];
+    this.#unread.delete(entry);
+    let message = values.message;
+    const standIn = this.#standIns.get(seq);
+    if (standIn !== undefined) {
+      standIn.fill(message);
+      message = standIn.proxy;
+      this.#standIns.delete(seq);
+    }
+    Object.defineProperty(entry, "timestamp", { value: values.timestamp, writable: true, enumerable: true, configurable: true });
+    Object.defineProperty(entry, "message", { value: message, writable: true, enumerable: true, configurable: true });
+    return entry;
+  }
+
+  /** Keeps `entry` as the value of `seq` (an entry this manager just appended). */
+  remember(seq, entry) {
+    this.#bySeq[seq] = entry;
+  }
+
+  at(seq) {
+    return this.#bySeq[seq] ?? this.load([seq])[0];
+  }
+
+  /** The parsed lines of `seqs`, read in batches. */
+  parse(seqs) {
+    const out = [];
+    for (let start = 0; start < seqs.length; start += LINES_PER_READ) {
+      const batch = Uint32Array.from(seqs.slice(start, start + LINES_PER_READ));
+      const text = this.#native.linesJsonl(batch);
+      let from = 0;
+      for (let i = 0; i < batch.length; i++) {
+        const end = text.indexOf("\n", from);
+        out.push(JSON.parse(text.slice(from, end)));
+        from = end + 1;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The entries of a native EntryBatch, in its order: plain message entries handed out from
+   * what the index knows, the others read from their lines.
+   */
+  adopt(batch) {
+    const { seqs, roles } = batch;
+    const ids = batch.ids === "" ? [] : batch.ids.split("\n");
+    const parents = batch.parents === "" && ids.length === 0 ? [] : batch.parents.split("\n");
+    const toRead = [];
+    for (let i = 0, plain = 0; i < seqs.length; i++) {
+      const seq = seqs[i];
+      if (roles[i] === NOT_PLAIN) {
+        if (this.#bySeq[seq] === undefined) toRead.push(seq);
+        continue;
+      }
+      this.#bySeq[seq] ??= this.#plainEntry(seq, ids[plain], parents[plain] || null, roles[i]);
+      plain++;
+    }
+    const values = this.parse(toRead);
+    for (let i = 0; i < toRead.length; i++) this.#bySeq[toRead[i]] ??= values[i];
+    const out = new Array(seqs.length);
+    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq[seqs[i]];
+    return out;
+  }
+
+  /** The entries of `seqs` (an array-like of sequence numbers), handing out the missing ones. */
+  load(seqs) {
+    const missing = [];
+    for (let i = 0; i < seqs.length; i++) if (this.#bySeq[seqs[i]] === undefined) missing.push(seqs[i]);
+    for (let start = 0; start < missing.length; start += LINES_PER_READ) {
+      this.adopt(this.#native.indexedEntries(Uint32Array.from(missing.slice(start, start + LINES_PER_READ))));
+    }
+    const out = new Array(seqs.length);
+    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq[seqs[i]];
+    return out;
+  }
+
+  /** The entries of `seqs`, every line read: values a caller passes on (a model's context). */
+  loadRead(seqs) {
+    const entries = this.load(seqs);
+    const pending = [];
+    for (let i = 0; i < entries.length; i++) if (this.#unread.has(entries[i])) pending.push(i);
+    if (pending.length > 0) {
+      const values = this.parse(pending.map((i) => seqs[i]));
+      for (let k = 0; k < pending.length; k++) this.#materialize(entries[pending[k]], values[k]);
+    }
+    return entries;
+  }
+
+  byId(id) {
+    const seq = this.#native.entrySeq(id);
+    return seq === null ? undefined : this.at(seq);
+  }
+
+  /** The active path (the cached array itself: callers copy it). */
+  path() {
+    const leaf = this.#native.leafSeq();
+    if (leaf !== this.#pathLeaf) {
+      const since = this.#native.pathSince(null, this.#pathLeaf);
+      this.#path.length = since.kept;
+      const tail = this.adopt(since);
+      for (let i = 0; i < tail.length; i++) this.#path.push(tail[i]);
+      this.#pathLeaf = leaf;
+    }
+    return this.#path;
+  }
+
+  /** The path from the root to `id`, or [] for an unknown id. */
+  pathTo(id) {
+    const path = this.path();
+    const since = this.#native.pathSince(id, this.#pathLeaf);
+    if (since === null) return [];
+    const out = path.slice(0, since.kept);
+    const tail = this.adopt(since);
+    for (let i = 0; i < tail.length; i++) out.push(tail[i]);
+    return out;
+  }
+
+  /** Every entry in file order (the cached array itself: callers copy it). */
+  all() {
+    if (this.#all.length !== this.#native.entryCount()) {
+      const batch = this.#native.entriesFrom(this.#allNext);
+      const added = this.adopt(batch);
+      for (let i = 0; i < added.length; i++) this.#all.push(added[i]);
+      if (added.length > 0) this.#allNext = batch.seqs[batch.seqs.length - 1] + 1;
+    }
+    return this.#all;
+  }
+}
+
