@@ -45,7 +45,7 @@ pub use index::{
     sidecar_in_dir, sidecar_path,
 };
 pub use session::{
-    Durability, Entry, Header, IndexedEntry, OnConflict, OpaqueRecord, PlainEntry, Session,
-    SessionOptions, Stamp, Stats, TreeNode, TreeWalk,
+    Durability, Entry, Header, IndexedEntry, MESSAGE_HEAD_KEYS, OnConflict, OpaqueRecord,
+    PlainEntry, Session, SessionOptions, Stamp, Stats, TreeNode, TreeWalk,
 };
 pub use tree::PathIds;

@@ -39,8 +39,8 @@ mod types;
 
 pub use header::Header;
 pub use types::{
-    Durability, Entry, IndexedEntry, OnConflict, OpaqueRecord, PlainEntry, SessionOptions, Stamp,
-    Stats, TreeNode,
+    Durability, Entry, IndexedEntry, MESSAGE_HEAD_KEYS, OnConflict, OpaqueRecord, PlainEntry,
+    SessionOptions, Stamp, Stats, TreeNode,
 };
 
 use header::{log_header, now_ms};

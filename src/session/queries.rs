@@ -167,12 +167,15 @@ impl Session {
             let store = session.store();
             let mut out = Vec::new();
             let mut previous: Option<(u64, Record)> = None;
-            for seq in from_seq..store.record_count() {
-                let record = store.existing_record(seq)?;
-                if record.kind.is_some() {
-                    out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
+            let mut seq = from_seq;
+            while seq < store.record_count() {
+                for record in store.records_from(seq)? {
+                    if record.kind.is_some() {
+                        out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
+                    }
+                    previous = Some((seq, record));
+                    seq += 1;
                 }
-                previous = Some((seq, record));
             }
             Ok(out)
         })
@@ -181,16 +184,44 @@ impl Session {
     /// The entries `seqs` as the index knows them.
     pub fn indexed_entries(&self, seqs: &[u64]) -> Result<Vec<IndexedEntry>> {
         self.answering(|session| {
-            let store = session.store();
+            let records = session.records_of(seqs)?;
             let mut out = Vec::with_capacity(seqs.len());
             let mut previous: Option<(u64, Record)> = None;
-            for &seq in seqs {
-                let record = store.existing_record(seq)?;
+            for (&seq, record) in seqs.iter().zip(records) {
                 out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
                 previous = Some((seq, record));
             }
             Ok(out)
         })
+    }
+
+    /// The records of `seqs` (in the order given), each stored page decoded once for the
+    /// records it holds: sequences of neighbouring entries (a path, a list) read a page per
+    /// ~140 records instead of a lookup each.
+    fn records_of(&self, seqs: &[u64]) -> Result<Vec<Record>> {
+        let store = self.store();
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&at| seqs[at]);
+        let mut out: Vec<Option<Record>> = vec![None; seqs.len()];
+        let mut page: (u64, Vec<Record>) = (0, Vec::new());
+        for at in order {
+            let seq = seqs[at];
+            let held = seq
+                .checked_sub(page.0)
+                .and_then(|offset| page.1.get(offset as usize));
+            let record = match held {
+                Some(record) => record.clone(),
+                None => {
+                    page = (seq, store.records_from(seq)?);
+                    page.1
+                        .first()
+                        .cloned()
+                        .ok_or_else(|| store.read_error(format!("record {seq} is missing")))?
+                }
+            };
+            out[at] = Some(record);
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// The entry `seq` as the index knows it; `near` is a record at hand that may be its
@@ -221,17 +252,45 @@ impl Session {
         })
     }
 
+    /// For each of the message entries `seqs`, its message's fields among
+    /// [`MESSAGE_HEAD_KEYS`] (the last of a repeated key, as `JSON.parse` keeps) as
+    /// `[{KEY: SCALAR, ...}, [KEY, ...]]`: those holding a string, number, boolean or null with
+    /// their values, then the names of those holding an object, an array or a value of more
+    /// than 256 bytes (read with the whole line). `None` for an
+    /// entry that is not a message: its caller reads the whole line. What a scan over many
+    /// messages' roles, providers or stop reasons needs, without their contents.
+    pub fn message_heads(&self, seqs: &[u64]) -> Result<Vec<Option<String>>> {
+        self.answering(|session| {
+            let mut order: Vec<usize> = (0..seqs.len()).collect();
+            order.sort_by_key(|&at| seqs[at]);
+            let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
+            let records = session.records_of(&sorted)?;
+            let lines = session.read_lines(&records.iter().collect::<Vec<_>>())?;
+            let mut out = vec![None; seqs.len()];
+            for (index, &at) in order.iter().enumerate() {
+                let record = &records[index];
+                let (Some(EntryKind::Message), Some((offset, len))) =
+                    (record.kind, record.message_span)
+                else {
+                    continue;
+                };
+                let message = lines
+                    .line(index)
+                    .get(offset as usize..offset as usize + len as usize);
+                out[at] = message.and_then(message_head);
+            }
+            Ok(out)
+        })
+    }
+
     /// The lines of the entries `seqs` as JSONL (each line ending in `\n`, in the order
     /// given), each checked against its crc32: entries read back in one call.
     pub fn lines_jsonl(&self, seqs: &[u64]) -> Result<String> {
         self.answering(|session| {
-            let store = session.store();
             let mut order: Vec<usize> = (0..seqs.len()).collect();
             order.sort_by_key(|&at| seqs[at]);
-            let records = order
-                .iter()
-                .map(|&at| store.existing_record(seqs[at]))
-                .collect::<Result<Vec<Record>>>()?;
+            let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
+            let records = session.records_of(&sorted)?;
             let lines = session.read_lines(&records.iter().collect::<Vec<_>>())?;
             let mut place = vec![0; seqs.len()];
             for (index, &at) in order.iter().enumerate() {
@@ -554,4 +613,32 @@ impl Session {
             json,
         })
     }
+}
+
+/// The longest value a message head holds; longer ones are named with the objects.
+const HEAD_VALUE_LEN_MAX: usize = 256;
+
+/// `[{KEY: SCALAR, ...}, [KEY, ...]]` of a message object over [`MESSAGE_HEAD_KEYS`] (see
+/// [`Session::message_heads`]).
+fn message_head(message: &str) -> Option<String> {
+    let found = json_scan::scan(message, &MESSAGE_HEAD_KEYS).ok()?;
+    if !found.is_object {
+        return None;
+    }
+    let mut scalars = Vec::new();
+    let mut objects = Vec::new();
+    for (key, raw) in MESSAGE_HEAD_KEYS.iter().zip(found.fields) {
+        let Some(raw) = raw else { continue };
+        // Long values (a user message's text) come with the whole line, as objects do.
+        if raw.starts_with('{') || raw.starts_with('[') || raw.len() > HEAD_VALUE_LEN_MAX {
+            objects.push(format!("\"{key}\""));
+        } else {
+            scalars.push(format!("\"{key}\":{raw}"));
+        }
+    }
+    Some(format!(
+        "[{{{}}},[{}]]",
+        scalars.join(","),
+        objects.join(",")
+    ))
 }

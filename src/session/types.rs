@@ -148,6 +148,25 @@ pub struct IndexedEntry {
     pub plain: Option<PlainEntry>,
 }
 
+/// The message fields `Session::message_heads` reads: those pi's scans over many messages
+/// ask for (a role, a model, a stop reason), and the objects beside them.
+pub const MESSAGE_HEAD_KEYS: [&str; 14] = [
+    "role",
+    "api",
+    "provider",
+    "model",
+    "stopReason",
+    "timestamp",
+    "toolCallId",
+    "toolName",
+    "isError",
+    "errorMessage",
+    "responseId",
+    "content",
+    "usage",
+    "details",
+];
+
 /// A node of the depth-first tree walk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeNode {

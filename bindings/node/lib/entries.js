@@ -4,6 +4,12 @@ import { native } from "./native.js";
 
 /** How many entries one native read hands back at most: bounds the text held at once. */
 const LINES_PER_READ = 4096;
+/** How many sequence numbers around an entry read on use are looked at for unread entries. */
+const READ_AROUND = 512;
+/** The message fields the native half reads without the whole line (MESSAGE_HEAD_KEYS). */
+const HEAD_KEYS = new Set(native.messageHeadKeys());
+/** What EntryCache.peek answers for a field whose value is an object or an array. */
+const NOT_SCALAR = Symbol("not a scalar");
 
 /** Role names by the index's role codes (0: none; 15, or past the table: another string). */
 const ROLE_NAMES = ["", ...native.roleNames()];
@@ -40,6 +46,13 @@ class StandIn {
     if (!this.filled) {
       const role = ROLE_NAMES[this.role];
       if (key === "role" && role) return role;
+      // A field holding a string, number, boolean or null is read alone (pi scans every
+      // assistant message's provider and model); an object or array comes with the whole line,
+      // so that it is the one object the message holds.
+      if (typeof key === "string" && !(key in Object.prototype)) {
+        const value = this.cache.peek(this.seq, key);
+        if (value !== NOT_SCALAR) return value;
+      }
       this.read();
     }
     return Reflect.get(target, key, receiver);
@@ -110,6 +123,8 @@ export class EntryCache {
    * reads the line on any other use. It stays the entry's message once read: identity holds.
    */
   #standIns = new Map();
+  /** The heads of unread messages read on their own (peek), by sequence number. */
+  #heads = new Map();
   #onUse;
   /** The path from the root to #pathLeaf (a sequence number; null: empty). */
   #path = [];
@@ -174,8 +189,12 @@ export class EntryCache {
   #materialize(entry, values) {
     const seq = this.#unread.get(entry);
     if (seq === undefined) return entry;
-    values ??= this.parse([seq])[0];
+    if (values === undefined) {
+      this.#readAround(seq);
+      return entry;
+    }
     this.#unread.delete(entry);
+    this.#heads.delete(seq);
     let message = values.message;
     const standIn = this.#standIns.get(seq);
     if (standIn !== undefined) {
@@ -186,6 +205,43 @@ export class EntryCache {
     Object.defineProperty(entry, "timestamp", { value: values.timestamp, writable: true, enumerable: true, configurable: true });
     Object.defineProperty(entry, "message", { value: message, writable: true, enumerable: true, configurable: true });
     return entry;
+  }
+
+  /**
+   * Reads the line of the unread entry `seq` and of the unread entries around it, in one call:
+   * pi's callers scan paths and lists, whose entries lie close together in the log, so the
+   * lines a scan reads next are read with this one instead of one call each.
+   */
+  #readAround(seq) {
+    const seqs = [];
+    for (let at = Math.max(0, seq - READ_AROUND / 2); at < seq + READ_AROUND / 2; at++) {
+      const entry = this.#bySeq[at];
+      if (entry !== undefined && this.#unread.has(entry)) seqs.push(at);
+    }
+    const values = this.parse(seqs);
+    for (let i = 0; i < seqs.length; i++) this.#materialize(this.#bySeq[seqs[i]], values[i]);
+  }
+
+  /**
+   * The value of the field `key` of the unread message entry `seq`'s message when it is a
+   * scalar (undefined when absent), or NOT_SCALAR (an object or array, or a message whose
+   * fields the index half could not read alone); read with the heads of the unread entries
+   * around it, in one call.
+   */
+  peek(seq, key) {
+    if (!HEAD_KEYS.has(key)) return NOT_SCALAR;
+    if (!this.#heads.has(seq)) {
+      const seqs = [];
+      for (let at = Math.max(0, seq - READ_AROUND / 2); at < seq + READ_AROUND / 2; at++) {
+        const entry = this.#bySeq[at];
+        if (entry !== undefined && this.#unread.has(entry) && !this.#heads.has(at)) seqs.push(at);
+      }
+      const heads = JSON.parse(this.#native.messageHeadsJson(Uint32Array.from(seqs)));
+      for (let i = 0; i < seqs.length; i++) this.#heads.set(seqs[i], heads[i]);
+    }
+    const head = this.#heads.get(seq);
+    if (head === null || head === undefined || !HEAD_KEYS.has(key) || head[1].includes(key)) return NOT_SCALAR;
+    return Object.hasOwn(head[0], key) ? head[0][key] : undefined;
   }
 
   /** Keeps `entry` as the value of `seq` (an entry this manager just appended). */

@@ -178,6 +178,15 @@ fn batch(
     })
 }
 
+/// The message fields `messageHeadsJson` reads (`treelog::MESSAGE_HEAD_KEYS`).
+#[napi]
+pub fn message_head_keys() -> Vec<String> {
+    treelog::MESSAGE_HEAD_KEYS
+        .iter()
+        .map(|key| key.to_string())
+        .collect()
+}
+
 /// The role names of the role codes the index keeps (code `n` is `roles()[n - 1]`).
 #[napi]
 pub fn role_names() -> Vec<String> {
@@ -515,6 +524,25 @@ impl NativeSession {
     pub fn indexed_entries(&mut self, seqs: Uint32Array) -> Result<EntryBatch> {
         let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
         self.query(|session| batch(session, 0, &session.indexed_entries(&seqs)?))
+    }
+
+    /// For each of `seqs`, its message's head (`Session::message_heads`), or null: a JSON
+    /// array.
+    #[napi]
+    pub fn message_heads_json(&mut self, seqs: Uint32Array) -> Result<String> {
+        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        self.query(|session| {
+            let heads = session.message_heads(&seqs)?;
+            let mut out = String::from("[");
+            for (index, head) in heads.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(head.as_deref().unwrap_or("null"));
+            }
+            out.push(']');
+            Ok(out)
+        })
     }
 
     /// The lines of the entries `seqs`, as JSONL in the order given.

@@ -146,3 +146,14 @@ test("a held stand-in message is the projection's message once its entry is read
   assert.ok(expected.same);
   sameJson(actual, expected, "a held message");
 });
+
+test("a stand-in reads a scalar field alone, and an object with the whole line", () => {
+  const [expected, actual] = both("pi16-gen-a", (sm) => {
+    const messages = sm.getBranch().filter((entry) => entry.type === "message").map((entry) => entry.message);
+    const scalars = messages.map((message) => [message.role, message.provider, message.model, message.stopReason, message.missing, typeof message.toString]);
+    const objects = messages.map((message) => JSON.stringify(message.usage ?? message.content));
+    const keys = messages.map((message) => Object.keys(message).join(","));
+    return { scalars, objects, keys, json: JSON.stringify(messages) };
+  });
+  sameJson(actual, expected, "stand-in fields");
+});
