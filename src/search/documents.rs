@@ -1,7 +1,6 @@
 //! The documents of a log: each complete line that holds searchable text, with its 1-based
 //! line number and byte offset, read from a position to the end of the log's last complete
-//! line. The search index is built from exactly these, and so is any other engine measured
-//! against it (`tools/engine-compare`), so that both index the same documents.
+//! line: what the search index is built and caught up from (`refresh.rs`).
 
 use std::path::Path;
 
@@ -13,7 +12,7 @@ use crate::storage::FileStorage;
 /// Where a read of a log's documents starts, and where it stopped: a log's start is
 /// [`LogPosition::START`], a catch-up starts where the last read stopped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LogPosition {
+pub(crate) struct LogPosition {
     /// Bytes read: always the end of a complete line (or 0).
     pub offset_bytes: u64,
     /// Lines in those bytes (the next line's number is this plus one).
@@ -34,7 +33,7 @@ impl LogPosition {
 
 /// One line of a log that holds searchable text.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LineDocument {
+pub(crate) struct LineDocument {
     /// 1-based line number in the log.
     pub line: u64,
     /// Byte offset of the line's first byte.
@@ -43,7 +42,7 @@ pub struct LineDocument {
 }
 
 /// What a read of documents hands out: the documents, and the bytes read (for progress).
-pub trait DocumentSink {
+pub(crate) trait DocumentSink {
     /// One document, in log order.
     fn document(&mut self, document: LineDocument);
     /// `len_bytes` more bytes of the log were read.
@@ -55,7 +54,7 @@ pub trait DocumentSink {
 /// last complete line, whose documents were all handed out. A line too long to keep or not
 /// UTF-8 holds nothing pi could read and is counted but not handed out; the header (the
 /// first non-blank line, when it is one) holds nothing searchable.
-pub fn read_documents(
+pub(crate) fn read_documents(
     log: &Path,
     from: LogPosition,
     end_bytes: u64,

@@ -1,9 +1,9 @@
-//! Full-text search across every session of a directory (issue 21), behind the cargo feature
+//! Full-text search across every session of a directory, behind the cargo feature
 //! `search` so that users of the core crate do not compile the engine.
 //!
 //! # Brief overview
 //! [`search`] finds the entries of the logs under a directory (or of one log) that hold the
-//! words of a [`ParsedQuery`] ([`parse`] reads item 1's syntax). The index is tantivy's, stored
+//! words of a [`ParsedQuery`] ([`parse`] reads the query syntax). The index is tantivy's, stored
 //! in `DIR/.treelog-search/` or in an index directory ([`SearchOptions::index_dir`];
 //! format-spec/search.md), and is a cache like the sidecar: every
 //! search checks it against every log first ([`refresh`]: a grown log is caught up from where
@@ -14,10 +14,10 @@
 //! is read as it is, and otherwise one is built in memory for the search.
 //!
 //! Modules: `extract` (the searchable text of a line, pure), `documents` (a log's lines
-//! that hold text, from a position: what every engine indexes), `query` (the syntax and the
+//! that hold text, from a position: what the index holds), `query` (the syntax and the
 //! engine query), `phrase` (a phrase query that skips documents that cannot reach the top
-//! hits), `store` (schema, catalog, lock, open/rebuild), `refresh` (catch-up),
-//! `find` (the logs under a directory).
+//! hits), `top` (the top hits, ties ordered by session and line), `store` (schema, catalog,
+//! lock, open/rebuild), `refresh` (catch-up), `find` (the logs under a directory).
 
 mod documents;
 mod error;
@@ -41,7 +41,6 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, ReloadPolicy, Searcher, TantivyDocument, Term};
 
-pub use documents::{DocumentSink, LineDocument, LogPosition, read_documents};
 pub use error::SearchError;
 pub use extract::{Extracted, extract, header_version};
 pub use find::{FoundLog, logs_under};
