@@ -4,7 +4,7 @@ import { native } from "./native.js";
 
 /** How many entries one native read hands back at most: bounds the text held at once. */
 const LINES_PER_READ = 4096;
-/** How many sequence numbers around an entry read on use are looked at for unread entries. */
+/** The most sequence numbers around an entry read on use that are looked at for unread ones. */
 const READ_AROUND = 512;
 /** The message fields the native half reads without the whole line (MESSAGE_HEAD_KEYS). */
 const HEAD_KEYS = new Set(native.messageHeadKeys());
@@ -123,6 +123,9 @@ export class EntryCache {
    * reads the line on any other use. It stays the entry's message once read: identity holds.
    */
   #standIns = new Map();
+  /** The read-ahead window of #readAround, and where it last read. */
+  #window = 2;
+  #lastRead = -1;
   /** The heads of unread messages read on their own (peek), by sequence number. */
   #heads = new Map();
   #onUse;
@@ -213,8 +216,13 @@ export class EntryCache {
    * lines a scan reads next are read with this one instead of one call each.
    */
   #readAround(seq) {
+    // The window grows while reads on use come close together (a scan) and shrinks back when
+    // they jump (a tree's branch points): a scan costs a call per window, sparse reads stay
+    // sparse.
+    this.#window = Math.abs(seq - this.#lastRead) <= this.#window ? Math.min(READ_AROUND, this.#window * 4) : 2;
+    this.#lastRead = seq;
     const seqs = [];
-    for (let at = Math.max(0, seq - READ_AROUND / 2); at < seq + READ_AROUND / 2; at++) {
+    for (let at = Math.max(0, seq - this.#window / 2); at < seq + this.#window / 2; at++) {
       const entry = this.#bySeq[at];
       if (entry !== undefined && this.#unread.has(entry)) seqs.push(at);
     }
@@ -278,13 +286,19 @@ export class EntryCache {
     const ids = batch.ids === "" ? [] : batch.ids.split("\n");
     const parents = batch.parents === "" && ids.length === 0 ? [] : batch.parents.split("\n");
     const toRead = [];
+    // A path's parentId is the id of the entry before it: the one string serves both.
+    let previousId = null;
     for (let i = 0, plain = 0; i < seqs.length; i++) {
       const seq = seqs[i];
       if (roles[i] === NOT_PLAIN) {
         if (this.#bySeq[seq] === undefined) toRead.push(seq);
+        previousId = null;
         continue;
       }
-      this.#bySeq[seq] ??= this.#plainEntry(seq, ids[plain], parents[plain] || null, roles[i]);
+      const parent = parents[plain];
+      const parentId = parent === "" ? null : parent === previousId ? previousId : parent;
+      this.#bySeq[seq] ??= this.#plainEntry(seq, ids[plain], parentId, roles[i]);
+      previousId = this.#bySeq[seq].id;
       plain++;
     }
     const values = this.parse(toRead);
