@@ -1,5 +1,10 @@
 //! Tree queries over the index: paths, ancestors and the depth-first walk. Every query reads
 //! only the records it returns or steps through, never the whole index.
+//!
+//! A path is handed out as [`PathIds`], its ids in one buffer. The ancestor of an entry at a
+//! given depth, and so the common ancestor of two entries, is found by the records' skew-binary
+//! jump pointers in O(log depth) steps; the depth-first walk streams the tree without holding
+//! it.
 
 use crate::error::Result;
 use crate::format::js_sort;

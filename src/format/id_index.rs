@@ -1,11 +1,11 @@
 //! The pure parts of the id index (format-spec/index.md, "Ids"): the fixed-width key an id is
 //! filed under, and the pages of `(key, seq)` entries the `ids` table holds.
 //!
-//! Why pages of fixed-width keys: ids are random (or, from treelog's appends, runs of 128 at
-//! random starts), so every batch of new ids lands all over the table. A B-tree of one string
-//! key per id paid a redb insert (~1 us here, ascending or not) per id; pages of 400 to 700
-//! sorted entries (frame of reference: 6 to 11 bytes each) pay one per page touched, and a
-//! lookup is one range read plus a binary search.
+//! Why pages of fixed-width keys: pi draws every id at random (treelog's own appends take
+//! theirs from reserved runs at random starts, `index/store/ids.rs`), so a batch of new ids
+//! lands all over the table. Pages of 400 to 700 sorted entries (frame of reference: 6 to 11
+//! bytes each) cost one redb insert per page touched, where a B-tree of one string key per id
+//! costs one per id, and a lookup is one range read plus a binary search.
 
 use super::record::DecodeError;
 use super::{read_le, width_of};
@@ -55,7 +55,8 @@ pub fn id_key(id: &str) -> u64 {
 }
 
 /// The id of pi's shape whose value is `value`: its 8 lowercase hex digits (the inverse of
-/// [`hex8_value`]). Written out by hand: `format!("{value:08x}")` was ~2% of an append.
+/// [`hex8_value`]). Written out by hand rather than with `format!`, which costs an allocation
+/// and a formatter on every append.
 pub fn hex8_digits(value: u32) -> [u8; 8] {
     let mut digits = [0; 8];
     for (place, digit) in digits.iter_mut().enumerate() {

@@ -1,6 +1,10 @@
 //! Encoding of new lines in exactly the key order pi and OpenClaw write (`JSON.stringify` of
 //! their object literals), so that lines treelog appends are indistinguishable from theirs.
 //! Payloads given as raw JSON are copied byte for byte, never re-serialised.
+//!
+//! The encoder notes where each indexed field lies in the line it wrote, so that a handle
+//! indexes its own appends from those spans (`line::classify_written`) instead of scanning the
+//! line again; the answer is the one `line::classify` gives for the same bytes.
 
 use serde_json::value::RawValue;
 

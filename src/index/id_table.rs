@@ -1,6 +1,8 @@
 //! The paged id tables in redb (format-spec/index.md, "Ids"): a lookup, merging a flush's new
 //! ids into `ids-recent`, draining `ids-recent` into a rewritten `ids`, and writing entries
-//! in key order.
+//! in key order. A flush whose ids lie in one narrow key range (a handle's own appends, drawn
+//! from reserved runs) where `ids-recent` holds no key is merged into `ids` directly,
+//! rewriting the page or two that cover the range (the store decides, in `flush.rs`).
 //! The page layout is `format::id_index`; errors come back as text for the store to wrap with
 //! the sidecar's path.
 //!

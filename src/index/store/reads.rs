@@ -2,6 +2,10 @@
 //! checks. Overlay first, then the committed tables; every stored value is checked as it is
 //! read, and damage is an [`Error::Index`](crate::Error::Index), never a wrong answer.
 //! Nothing here writes.
+//!
+//! Records are stored in pages of consecutive lines that fill one redb page
+//! (`format::page`), so a walk up a linear run of entries reads one B-tree value per page of
+//! records, not one per hop.
 
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
