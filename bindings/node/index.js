@@ -335,8 +335,10 @@ export class SessionManager {
    * contributes the very `message` object getEntry() hands out, as in pi.
    */
   buildSessionProjection() {
-    if (this.#native.leafSeq() === null) return { entries: [], ...EMPTY_CONTEXT() };
-    const plan = JSON.parse(this.#native.projectionPlanJson());
+    const leaf = this.#native.leafSeq();
+    if (leaf === null) return { entries: [], ...EMPTY_CONTEXT() };
+    // Parsed on every call: summaries and edited messages are new objects each time, as in pi.
+    const plan = JSON.parse(this.#cache.planText(leaf));
     const seqs = plan.entries.map((planned) => (typeof planned === "number" ? planned : planned[0]));
     const sources = this.#cache.loadRead(seqs);
     const entries = new Array(sources.length);

@@ -8,6 +8,8 @@ const LINES_PER_READ = 4096;
 const READ_AROUND = 512;
 /** The message fields the native half reads without the whole line (MESSAGE_HEAD_KEYS). */
 const HEAD_KEYS = new Set(native.messageHeadKeys());
+/** How many leaves' projection plans a manager keeps. */
+const PLANS_KEPT = 4;
 /** What EntryCache.peek answers for a field whose value is an object or an array. */
 const NOT_SCALAR = Symbol("not a scalar");
 
@@ -123,6 +125,8 @@ export class EntryCache {
    * reads the line on any other use. It stays the entry's message once read: identity holds.
    */
   #standIns = new Map();
+  /** Projection plans by leaf (planText). */
+  #plans = new Map();
   /** The read-ahead window of #readAround, and where it last read. */
   #window = 2;
   #lastRead = -1;
@@ -322,6 +326,11 @@ export class EntryCache {
 
   /** The entries of `seqs`, every line read: values a caller passes on (a model's context). */
   loadRead(seqs) {
+    // Entries not handed out yet are parsed from their lines at once, as pi holds them.
+    const missing = [];
+    for (let i = 0; i < seqs.length; i++) if (this.#bySeq[seqs[i]] === undefined) missing.push(seqs[i]);
+    const parsed = this.parse(missing);
+    for (let i = 0; i < missing.length; i++) this.#bySeq[missing[i]] ??= parsed[i];
     const entries = this.load(seqs);
     const pending = [];
     for (let i = 0; i < entries.length; i++) if (this.#unread.has(entries[i])) pending.push(i);
@@ -330,6 +339,20 @@ export class EntryCache {
       for (let k = 0; k < pending.length; k++) this.#materialize(entries[pending[k]], values[k]);
     }
     return entries;
+  }
+
+  /**
+   * The projection plan of the leaf `seq` as JSON (`treelog::ProjectionPlan`), kept for the
+   * last few leaves: a leaf's context depends on its ancestors only, which never change.
+   */
+  planText(seq) {
+    let text = this.#plans.get(seq);
+    if (text === undefined) {
+      text = this.#native.projectionPlanJson();
+      if (this.#plans.size >= PLANS_KEPT) this.#plans.delete(this.#plans.keys().next().value);
+      this.#plans.set(seq, text);
+    }
+    return text;
   }
 
   byId(id) {
