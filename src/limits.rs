@@ -12,8 +12,9 @@ pub const HASH_BLOCK_LEN: u64 = 64 * 1024;
 /// Read size when scanning the log.
 pub const SCAN_CHUNK_LEN: usize = 1024 * 1024;
 
-/// Entries kept in memory before they are written to the index in one transaction (each commit
-/// costs fsyncs and copies the B-tree pages it touches: larger batches made appends ~25% cheaper).
+/// Entries kept in memory before they are written to the index in one transaction: each commit
+/// costs fsyncs and copies the B-tree pages it touches, so fewer, larger commits make appends
+/// cheaper (docs/decisions/append-path.md).
 pub const FLUSH_ENTRIES_MAX: usize = 32768;
 
 /// Log bytes covered by unflushed index entries before a flush.

@@ -20,8 +20,8 @@ const GAP_READ_MAX_BYTES: u64 = 4 * 1024;
 /// ...unless the gaps would make the buffer larger than twice the lines plus this (many short
 /// lines between long ones of another branch): then each line is read on its own.
 const GAP_TOTAL_SLACK_BYTES: usize = 64 * 1024;
-/// Buffers of at least this many bytes are filled on two threads. A context of 5 MB read and
-/// checked on one thread in a fresh process here: ~3 ms, two thirds of it page faults.
+/// Buffers of at least this many bytes are filled on two threads: in a fresh process most of
+/// the time of filling a large buffer is page faults (docs/decisions/line-reads.md).
 const PARALLEL_FILL_MIN_BYTES: usize = 1 << 20;
 
 /// Lines read together, in one buffer.

@@ -1,7 +1,6 @@
-//! A seeded damage campaign against the sidecar index (issue 22, item 3): the index is only a
-//! cache, so whatever happens to it, the reads a command makes must answer as a replay of the
-//! log does, without an error the user would have to act on, without a panic and without a
-//! hang.
+//! A seeded damage campaign against the sidecar index: the index is only a cache, so whatever
+//! happens to it, the reads a command makes must answer as a replay of the log does, without an
+//! error the user would have to act on, without a panic and without a hang.
 //!
 //! For the bundled transcripts (`tests/data/*.jsonl`) and two logs written here through the
 //! API (branches, labels set and cleared, compactions, names, many roots, opaque lines,

@@ -1,8 +1,7 @@
-//! The text of every kind of `treelog::Error`, pinned (issue 24, item 4): each says what
-//! happened in the user's words, names the file, and says what to do where there is something
-//! to do; none carries Rust's debug text (`Some(..)`, `Os { .. }`) or the operating
-//! system's error numbers. The kinds a test can bring about through the API are brought about
-//! that way; the rest are built and displayed.
+//! The text of every kind of `treelog::Error`, pinned: each says what happened in the user's words,
+//! names the file, and says what to do where there is something to do; none carries Rust's debug
+//! text (`Some(..)`, `Os { .. }`) or the operating system's error numbers. The kinds a test can
+//! bring about through the API are brought about that way; the rest are built and displayed.
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! The layout rules of ARCHITECTURE.md ("Layout rules"), checked on the source itself: no two
 //! files of `src/` or `tools/src/` import each other in a circle, directly or through others,
-//! and no file holds more than [`NON_TEST_LINES_MAX`] lines outside its `#[cfg(test)]` modules.
+//! no file holds more than [`NON_TEST_LINES_MAX`] lines outside its `#[cfg(test)]` modules,
+//! and no comment cites an issue or its items (comments state rules; the history of a choice
+//! lives in docs/decisions/).
 //!
 //! An import is any `crate::`, `super::` or `self::` path, or a path through a module the file
 //! declares (`mod x;` then `x::...`), in a `use` or in the code, outside comments, string
@@ -27,18 +29,48 @@ struct SourceFile {
     text: String,
 }
 
+/// What a stretch of source text that is not code holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NotCode {
+    Comment,
+    /// The contents of a string or character literal.
+    Literal,
+}
+
 /// The source text with comments and the contents of string and character literals replaced
 /// by spaces (line breaks kept), so that only code is searched for paths and braces.
 fn code_only(text: &str) -> String {
+    keep_only(text, |_| true, false)
+}
+
+/// The comments of the source text, everything else replaced by spaces (line breaks kept).
+fn comments_only(text: &str) -> String {
+    keep_only(text, |kind| kind == NotCode::Comment, true)
+}
+
+/// `text` with the spans of [`not_code_spans`] that `chosen` picks blanked (`keep` false) or
+/// kept alone (`keep` true); blanked bytes become spaces, line breaks stay.
+fn keep_only(text: &str, chosen: impl Fn(NotCode) -> bool, keep: bool) -> String {
     let bytes = text.as_bytes();
-    let mut out = bytes.to_vec();
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for byte in &mut out[from..to] {
-            if *byte != b'\n' {
-                *byte = b' ';
+    let blank = |byte: u8| if byte == b'\n' { b'\n' } else { b' ' };
+    let mut out: Vec<u8> = if keep {
+        bytes.iter().map(|&byte| blank(byte)).collect()
+    } else {
+        bytes.to_vec()
+    };
+    for (from, to, kind) in not_code_spans(bytes) {
+        if chosen(kind) {
+            for at in from..to {
+                out[at] = if keep { bytes[at] } else { blank(bytes[at]) };
             }
         }
-    };
+    }
+    String::from_utf8(out).expect("only whole spans of ASCII-delimited text were replaced")
+}
+
+/// The comments and the contents of string and character literals, as byte ranges.
+fn not_code_spans(bytes: &[u8]) -> Vec<(usize, usize, NotCode)> {
+    let mut spans = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         let rest = &bytes[at..];
@@ -47,7 +79,7 @@ fn code_only(text: &str) -> String {
                 .iter()
                 .position(|&b| b == b'\n')
                 .map_or(bytes.len(), |n| at + n);
-            blank(&mut out, at, end);
+            spans.push((at, end, NotCode::Comment));
             at = end;
         } else if rest.starts_with(b"/*") {
             // Block comments nest in Rust.
@@ -67,7 +99,7 @@ fn code_only(text: &str) -> String {
                     end += 1;
                 }
             }
-            blank(&mut out, at, end);
+            spans.push((at, end, NotCode::Comment));
             at = end;
         } else if let Some(hashes) = raw_string_start(rest) {
             // r"..", r#".."#, br#".."#: no escapes, ends at the quote and as many #s.
@@ -80,7 +112,8 @@ fn code_only(text: &str) -> String {
                 .windows(closing.len())
                 .position(|w| w == closing.as_slice())
                 .map_or(bytes.len(), |n| body + n + closing.len());
-            blank(&mut out, body, end.saturating_sub(closing.len()).max(body));
+            let body_end = end.saturating_sub(closing.len()).max(body);
+            spans.push((body, body_end, NotCode::Literal));
             at = end;
         } else if rest[0] == b'"' && !preceded_by_ident(bytes, at) || rest.starts_with(b"b\"") {
             let body = at + if rest[0] == b'"' { 1 } else { 2 };
@@ -88,7 +121,7 @@ fn code_only(text: &str) -> String {
             while end < bytes.len() && bytes[end] != b'"' {
                 end += if bytes[end] == b'\\' { 2 } else { 1 };
             }
-            blank(&mut out, body, end.min(bytes.len()));
+            spans.push((body, end.min(bytes.len()), NotCode::Literal));
             at = end + 1;
         } else if rest[0] == b'\'' {
             // A character literal ('x', '\n', '\u{..}', '{') or a lifetime ('a).
@@ -107,7 +140,7 @@ fn code_only(text: &str) -> String {
             };
             match end {
                 Some(end) => {
-                    blank(&mut out, at + 1, end - 1);
+                    spans.push((at + 1, end - 1, NotCode::Literal));
                     at = end;
                 }
                 None => at += 1,
@@ -116,7 +149,7 @@ fn code_only(text: &str) -> String {
             at += 1;
         }
     }
-    String::from_utf8(out).expect("only ASCII bytes were replaced, whole")
+    spans
 }
 
 /// The number of `#`s of a raw string literal starting here, if one does.
@@ -483,6 +516,50 @@ fn circles(files: &[SourceFile], graph: &[BTreeSet<usize>]) -> Vec<String> {
     found
 }
 
+/// The comments of `text` that cite an issue or its items (`issue 21`, `Item 3's`, `items 4
+/// and 5`, `issue #7`), as (line number, the comment's line).
+fn issue_citations(text: &str) -> Vec<(usize, String)> {
+    let comments = comments_only(text);
+    let mut found = Vec::new();
+    for (index, line) in comments.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        let cites = ["issue", "issues", "item", "items"].iter().any(|word| {
+            lower.match_indices(word).any(|(at, _)| {
+                let rest = &lower[at + word.len()..];
+                !preceded_by_ident(lower.as_bytes(), at)
+                    && rest.strip_prefix(' ').is_some_and(|rest| {
+                        rest.starts_with(|c: char| c.is_ascii_digit() || c == '#')
+                    })
+            })
+        });
+        if cites {
+            found.push((index + 1, line.trim().to_owned()));
+        }
+    }
+    found
+}
+
+/// Every `.rs` file under `dir`, test modules included, as (path relative to the workspace,
+/// text).
+fn rust_files_under(workspace: &Path, dir: &str) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    let mut dirs = vec![workspace.join(dir)];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let name = path.strip_prefix(workspace).unwrap().display().to_string();
+                files.push((name, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -525,8 +602,29 @@ fn no_file_over_the_line_limit() {
     );
 }
 
+/// No comment of the library or the CLI (test modules included) cites an issue or its items:
+/// a comment states the rule, and why it is so goes to docs/decisions/ when it needs more than
+/// the comment says.
+#[test]
+fn no_issue_citations_in_comments() {
+    let mut failures = Vec::new();
+    for dir in ["src", "tools/src"] {
+        for (name, text) in rust_files_under(&workspace(), dir) {
+            for (line, comment) in issue_citations(&text) {
+                failures.push(format!("{name}:{line}: {comment}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "comments that cite an issue (ARCHITECTURE.md, Layout rules):\n{}",
+        failures.join("\n")
+    );
+}
+
 /// The checks above find what they look for: a circle written in two files, paths in `use`
-/// trees and in code, comments and strings ignored, test modules not counted.
+/// trees and in code, comments and strings ignored, test modules not counted, an issue cited
+/// in a comment but not in code or a string.
 #[test]
 fn the_checks_see_circles_and_test_modules() {
     let file = |name: &str, module: &[&str], text: &str| SourceFile {
@@ -570,4 +668,18 @@ fn the_checks_see_circles_and_test_modules() {
     );
     assert_eq!(non_test_lines(&files[2].text), 1);
     assert_eq!(non_test_lines(&files[3].text), 1);
+    let cited = concat!(
+        "//! Search (issue 21).\n",
+        "fn f() {\n",
+        "    // Item 3's rule.\n",
+        "    let s = \"issue 4\";\n",
+        "    /* items 1 and 2 */\n",
+        "    let issue_5 = 0; // an issue, 6 items\n",
+        "}\n",
+    );
+    let lines: Vec<usize> = issue_citations(cited)
+        .iter()
+        .map(|(line, _)| *line)
+        .collect();
+    assert_eq!(lines, [1, 3, 5]);
 }

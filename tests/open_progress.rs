@@ -1,6 +1,6 @@
-//! `SessionOptions::progress_bytes` (issue 24, item 3): the counter a progress bar reads moves
-//! with the bytes indexed, chunk by chunk within one log, never goes back, and ends at the
-//! log's length, for a rebuild, a catch-up and a replay without index.
+//! `SessionOptions::progress_bytes`: the counter a progress bar reads moves with the bytes indexed,
+//! chunk by chunk within one log, never goes back, and ends at the log's length, for a rebuild, a
+//! catch-up and a replay without index.
 
 mod common;
 

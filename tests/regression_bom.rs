@@ -1,8 +1,8 @@
-//! Regression (issue 19, item 5.3): a log that starts with a UTF-8 byte order mark (EF BB BF)
-//! got a header made up in memory, as if its first line were corrupt. pi 0.73.1 reads the
-//! header after the mark (its `content.trim()` removes U+FEFF); pi 1.6.0 refuses the file.
-//! Observed under Node 24 on the log of `log()` below, from a directory where both packages are
-//! installed, with `node probe_bom.mjs old|new FILE`, where probe_bom.mjs is:
+//! Regression: a log that starts with a UTF-8 byte order mark (EF BB BF) got a header made up in
+//! memory, as if its first line were corrupt. pi 0.73.1 reads the header after the mark (its
+//! `content.trim()` removes U+FEFF); pi 1.6.0 refuses the file. Observed under Node 24 on the log
+//! of `log()` below, from a directory where both packages are installed, with `node probe_bom.mjs
+//! old|new FILE`, where probe_bom.mjs is:
 //! ```text
 //! const pkg = process.argv[2] === "old" ? "@mariozechner/pi-coding-agent" : "@earendil-works/pi-coding-agent";
 //! const { SessionManager } = await import(pkg);

@@ -1,4 +1,4 @@
-//! Regressions on the order of `Session::tree()` (issue 19, item 5), checked against pi 1.6.0's
+//! Regressions on the order of `Session::tree()`, checked against pi 1.6.0's
 //! `getTree()` on the logs of `tests/data/tree-order/`. pi's answers were recorded by
 //! `tools/pi-bench/tree_order.mjs`, run as
 //! `node tools/pi-bench/tree_order.mjs --pi /tmp/pirefs/node_modules/@earendil-works/pi-coding-agent/dist/index.js`

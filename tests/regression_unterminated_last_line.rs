@@ -1,11 +1,11 @@
-//! Regression (issue 19, item 5): a complete, valid JSON line at the end of the log without
-//! its final `\n` was a torn tail for treelog, never an entry, so `treelog path` left out the
-//! last entry that pi and OpenClaw read (pi 1.6.0 parses the final unterminated piece and keeps
-//! it when `JSON.parse` accepts it; 0.73.1 splits `content.trim()` on `\n`). Such a line is now
-//! the log's last line (format-spec/log.md §1), read by every open and never written to the
-//! index; a writer that glues bytes onto it instead of its `\n` (pi 0.73.1 appends without a
-//! separator) makes it another line, which a live handle notices at its next catch-up and
-//! answers as a fresh replay does. An unparseable fragment is still a torn tail.
+//! Regression: a complete, valid JSON line at the end of the log without its final `\n` was a torn
+//! tail for treelog, never an entry, so `treelog path` left out the last entry that pi and OpenClaw
+//! read (pi 1.6.0 parses the final unterminated piece and keeps it when `JSON.parse` accepts it;
+//! 0.73.1 splits `content.trim()` on `\n`). Such a line is now the log's last line
+//! (format-spec/log.md §1), read by every open and never written to the index; a writer that glues
+//! bytes onto it instead of its `\n` (pi 0.73.1 appends without a separator) makes it another line,
+//! which a live handle notices at its next catch-up and answers as a fresh replay does. An
+//! unparseable fragment is still a torn tail.
 
 mod common;
 

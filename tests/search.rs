@@ -1,7 +1,6 @@
-//! The search index (issue 21, items 3 and 5) against a brute-force scan of the same logs:
-//! every hit and only the hits the query's slow reading finds, after builds, appends by
-//! treelog and by a plain file append, rewrites, deletions, and every kind of index that
-//! must be rebuilt.
+//! The search index against a brute-force scan of the same logs: every hit and only the hits the
+//! query's slow reading finds, after builds, appends by treelog and by a plain file append,
+//! rewrites, deletions, and every kind of index that must be rebuilt.
 
 mod common;
 

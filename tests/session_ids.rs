@@ -1,6 +1,6 @@
-//! Session ids as a user meets them (issue 24, item 5): every new session, including one created
-//! by the first append to an empty or missing log, gets a UUIDv7 as pi writes them; a log that
-//! has lines but no header shows a UUIDv8 derived from its path, the same on every open.
+//! Session ids as a user meets them: every new session, including one created by the first append
+//! to an empty or missing log, gets a UUIDv7 as pi writes them; a log that has lines but no header
+//! shows a UUIDv8 derived from its path, the same on every open.
 
 use treelog::format::ids;
 use treelog::{Session, SessionOptions};

@@ -49,7 +49,7 @@ pub(crate) fn read_le(bytes: &[u8]) -> u64 {
 
 /// `bytes` as text if they are UTF-8. SIMD validation: std's validator leaves its fast ASCII
 /// path at every non-ASCII character, which transcripts hold every few dozen bytes
-/// (`examples/parse_timing`, line by line on a generated transcript: 2.9 GB/s, this 5.2).
+/// (docs/decisions/line-classification.md).
 pub fn utf8_str(bytes: &[u8]) -> Option<&str> {
     simdutf8::basic::from_utf8(bytes).ok()
 }

@@ -17,8 +17,8 @@ pub fn format_iso_ms(epoch_ms: i64) -> String {
             ms_of_day % 1000
         );
     }
-    // Digits written in place: an append formats one timestamp, and `format!` was a
-    // twentieth of a small append.
+    // Digits written in place: an append formats one timestamp, and `format!` would cost a
+    // measurable part of a small append (docs/decisions/append-path.md).
     let mut text = *b"0000-00-00T00:00:00.000Z";
     let mut put = |at: usize, width: usize, mut value: i64| {
         for slot in text[at..at + width].iter_mut().rev() {

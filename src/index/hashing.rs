@@ -17,9 +17,9 @@ pub(crate) struct PrefixHasher {
     /// blake3 hashes 16 of its 1 KiB chunks at once with AVX-512 only when it is given them
     /// at once, as a whole subtree. Updates cut elsewhere than at block edges (a catch-up's
     /// steps end at line ends) leave it subtrees of one or two chunks on each side of each
-    /// cut, hashed a chunk at a time: an incremental hasher fed ~64 KiB updates at line ends
-    /// ran at 3.1-3.4 GB/s here, one call per whole block at 4.2-4.6 GB/s. Gathering a
-    /// block's bytes costs a copy only for blocks that straddle an update's edge.
+    /// cut, hashed a chunk at a time, markedly slower than whole blocks
+    /// (docs/decisions/parallel-rebuild.md). Gathering a block's bytes costs a copy only for
+    /// blocks that straddle an update's edge.
     pending: Vec<u8>,
     /// Full blocks finished since the last [`PrefixHasher::take_finished`], as (index, hash).
     finished: Vec<(u64, [u8; 32])>,

@@ -26,18 +26,15 @@ use crate::storage::LogStorage;
 /// `Tuning::chunk_len_max`; past that the rest of the log goes through the plain scan.
 const CHUNK_GROWTH: usize = 4;
 
-/// Chunks are classified on this many lane threads in turn (chunk `i` on lane `i % LANES`).
-/// With a single thread reading and classifying, at 1M entries, that thread was busy
-/// throughout the catch-up and the calling thread only ~60% of it; with two lanes the calling
-/// thread is the busy one and both cores are ~85% busy (`perf`, samples per thread per 100 ms).
+/// Chunks are classified on this many lane threads in turn (chunk `i` on lane `i % LANES`):
+/// enough that the calling thread, which applies the lines in order, is the busy one, rather
+/// than a single thread that reads and classifies (docs/decisions/parallel-rebuild.md).
 const LANES: usize = 2;
 
 /// Classified chunks waiting for the calling thread on each lane, besides the one each lane
 /// is classifying, the one being read and the one the calling thread is applying: at most
-/// six chunks are in memory at once. More would let the lanes go on through a whole flush
-/// (~0.1 s, ~15 chunks at 1M entries), but a queue of 8 or 16 chunks measured no faster than
-/// one of 2 in alternating rebuilds at 1M (medians 2.42, 2.42 and 2.57 s, with one lane) for
-/// 30 and 65 MB more memory.
+/// six chunks are in memory at once. More would let the lanes go on through a whole flush,
+/// but longer queues buy no speed for their memory (docs/decisions/parallel-rebuild.md).
 const CHUNKS_AHEAD_PER_LANE: usize = 1;
 
 /// One line of a chunk, classified; its text borrows the chunk's bytes.
@@ -148,7 +145,7 @@ fn read_ahead(
 ) {
     for to_lane in to_lanes.iter().cycle() {
         // A buffer the calling thread is done with (a fresh 4 MiB buffer costs a page fault
-        // per 4 KiB page, which was a sixth of a chunk's reading and classifying), unless it
+        // per 4 KiB page, a large part of a chunk's reading and classifying), unless it
         // was grown for a long line: kept in circulation, a few of those would hold up to
         // `chunk_len_max` each for the rest of the catch-up.
         let spare = spares
@@ -206,8 +203,7 @@ fn apply_steps(
         chunk.with_dependent_mut(|chunk, lines| {
             // The chunk is hashed a little ahead of the line being applied: hashing brings the
             // bytes into this core's cache in one streaming pass, and applying a line then
-            // finds its id there instead of waiting on memory for it (that wait was ~90% of
-            // `id_key` at 10M entries, ~7% of this thread).
+            // finds its id there instead of waiting on memory for it.
             // Each step ends at a hash block's edge where it can (`hashing.rs`: blake3 runs
             // fastest on whole blocks).
             let mut hashed = 0;
@@ -259,7 +255,7 @@ fn read_chunk(
             return Ok(None);
         }
         // Only grown, never cleared: zeroing 4 MiB per chunk that the read then overwrites
-        // was a twentieth of this thread's time.
+        // would cost this thread time for nothing.
         bytes.resize(len.max(bytes.len()), 0);
         bytes.truncate(len);
         match crate::storage::read_exact_at(storage, offset_bytes, &mut bytes) {

@@ -1,9 +1,9 @@
 //! Early writeback of a rebuild's private index file. A rebuild commits without durability
-//! until its last commit, which makes the whole file durable with one `fsync`; with every byte
-//! of the file still to be written to disk at that point, that `fsync` alone took 1.6 s of a
-//! 17 s rebuild at 10M entries, with nothing else to do meanwhile. A helper thread asks the
-//! kernel to write the file out after each flush of the rebuild instead, while the other
-//! threads go on parsing, so the last `fsync` finds little left.
+//! until its last commit, which makes the whole file durable with one `fsync`; were every byte
+//! of the file still to be written at that point, that `fsync` would run alone at the end of
+//! the rebuild, with nothing else to do meanwhile (docs/decisions/rebuild-end.md). A helper
+//! thread asks the kernel to write the file out after each flush of the rebuild instead, while
+//! the other threads go on parsing, so the last `fsync` finds little left.
 //!
 //! Best effort: the helper's errors are ignored (the last commit's own `fsync` reports any), and
 //! where the file cannot be opened again or no thread can be started, the rebuild goes on

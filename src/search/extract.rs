@@ -1,5 +1,5 @@
-//! The searchable text of one log line: what a person would look for, not the JSON around it
-//! (issue 21, item 2). Pure code, no I/O.
+//! The searchable text of one log line: what a person would look for, not the JSON around it. Pure
+//! code, no I/O.
 //!
 //! Searchable: user and assistant text, thinking, tool-call names and argument values, tool
 //! results, bash commands and their output, custom messages, compaction and branch summaries,

@@ -1,4 +1,4 @@
-//! The query syntax of `treelog search` (issue 21, item 1) and its translation into the
+//! The query syntax of `treelog search` (format-spec/search.md) and its translation into the
 //! engine's query: words are ANDed, `"a phrase"` matches consecutive words, `-word` (or
 //! `-"a phrase"`) excludes, `word*` is a prefix. Case-insensitive and Unicode-aware because
 //! every word goes through the same analyzer as the indexed text ([`super::store::analyzer`]):
@@ -264,7 +264,7 @@ mod tests {
         }
     }
 
-    /// Item 1's syntax parses into the clauses it means, lower-cased and split as the text is.
+    /// The query syntax parses into the clauses it means, lower-cased and split as the text is.
     #[test]
     fn parses_words_phrases_exclusions_and_prefixes() {
         let cases: &[(&str, Vec<Clause>)] = &[

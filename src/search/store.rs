@@ -43,8 +43,8 @@ const TOKEN_LEN_MAX: usize = 80;
 /// Memory the writer's threads may fill before writing a segment.
 const WRITER_MEMORY_BYTES: usize = 96 << 20;
 /// The same for a build from an empty index, which merges nothing (see
-/// [`SearchStore::writer`]): twice the memory, half as many segments. Measured on 1,000
-/// sessions (1.07 GB): 4 segments and ~220 MiB peak RSS, under the 300 MiB target.
+/// [`SearchStore::writer`]): twice the memory, half as many segments, and a peak under the
+/// 300 MiB build target (docs/decisions/search-build.md).
 const BULK_WRITER_MEMORY_BYTES: usize = 192 << 20;
 /// Log bytes a refresh reads at most to use the small writer ([`SearchStore::writer`]).
 const SMALL_REFRESH_BYTES_MAX: u64 = 16 << 20;
@@ -280,12 +280,12 @@ impl SearchStore {
 
     /// A writer for a refresh that reads `planned_bytes` of logs. With `bulk` (the index is
     /// empty: a first build or a rebuild) the writer merges no segments: a merge re-encodes
-    /// every posting it takes in and, run beside the indexing threads, raised the build's
-    /// peak RSS from ~145 to ~270 MiB; the memory saved buys larger, and so fewer, segments
-    /// instead. Later refreshes merge as usual. A small catch-up (an append, a new session)
-    /// gets one indexing thread, one merge thread and the engine's smallest memory budget:
-    /// starting more threads and touching a larger arena would cost more than indexing a few
-    /// MiB takes.
+    /// every posting it takes in and, run beside the indexing threads, nearly doubles the
+    /// build's peak memory; the memory saved buys larger, and so fewer, segments instead
+    /// (docs/decisions/search-build.md). Later refreshes merge as usual. A small catch-up (an
+    /// append, a new session) gets one indexing thread, one merge thread and the engine's
+    /// smallest memory budget: starting more threads and touching a larger arena would cost
+    /// more than indexing a few MiB takes.
     pub fn writer(&self, bulk: bool, planned_bytes: u64) -> Result<IndexWriter, SearchError> {
         if !bulk && planned_bytes <= SMALL_REFRESH_BYTES_MAX {
             return self

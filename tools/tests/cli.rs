@@ -272,8 +272,8 @@ fn append_pi16_entries_and_context_rules() {
 }
 
 /// A message without a string `role` is refused with its stdin line, as a plain message and
-/// inside a `{"type":"message"}` entry, and nothing is written (issue 22: `append` accepted
-/// one, which pi cannot place in a context).
+/// inside a `{"type":"message"}` entry, and nothing is written: pi cannot place such a
+/// message in a context.
 #[test]
 fn append_refuses_a_message_without_a_role() {
     let (_dir, path) = sample_copy();
@@ -905,7 +905,7 @@ fn human_info_and_unfolded_tree() {
     assert!(!tree.contains("more entries"));
 }
 
-// --- Bad input gets a clear answer (issue 22, items 4 and 5) -------------------------------
+// --- Bad input gets a clear answer (format-spec/log.md §2, §6, §8) -------------------------
 
 const USER: &str = "{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}\n";
 

@@ -1,9 +1,9 @@
-//! The commands agree with each other (issue 24, item 6): one spelling per index state in text
-//! and one in JSON, across `info`, `verify`, `reindex` and `list`; every JSON key a command
-//! prints is documented in its `--help`; `info` reports the sidecar file's size beside the
-//! tables' bytes; `verify --json` and `reindex --json` end with a summary line also when all is
-//! clean; the commands that check many files end with one summary line on stderr, also when all
-//! are clean and when a directory holds no session; `reindex --json` reports in argument order.
+//! The commands agree with each other: one spelling per index state in text and one in JSON, across
+//! `info`, `verify`, `reindex` and `list`; every JSON key a command prints is documented in its
+//! `--help`; `info` reports the sidecar file's size beside the tables' bytes; `verify --json` and
+//! `reindex --json` end with a summary line also when all is clean; the commands that check many
+//! files end with one summary line on stderr, also when all are clean and when a directory holds no
+//! session; `reindex --json` reports in argument order.
 
 mod common;
 

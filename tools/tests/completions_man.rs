@@ -1,6 +1,6 @@
-//! `treelog completions bash|zsh|fish` and `treelog man` (issue 24, item 8): generated from
-//! the CLI definition, so they know every subcommand `treelog --help` lists; the bash script
-//! is valid bash; the pages are roff, one per subcommand.
+//! `treelog completions bash|zsh|fish` and `treelog man`: generated from the CLI definition, so
+//! they know every subcommand `treelog --help` lists; the bash script is valid bash; the pages are
+//! roff, one per subcommand.
 
 use std::process::{Command, Output};
 

@@ -1,12 +1,12 @@
-//! The damage campaign (tests/damage_campaign.rs) through the real binary, on a smaller
-//! sample (issue 22, item 3): a bundled transcript's sidecar is damaged (one bit, 16 random
-//! bytes, a 4 KiB page zeroed, random or copied from another page, a truncation), then
-//! `treelog context`, `path`, `tree --json`, `info --json`, `verify` and again `path` run on
-//! it, in that order, as a user would run them one after another. Each must exit as on a
-//! pristine copy, print what it prints there (`info` but its index state and size), never
-//! print a panic (`panicked`, `RUST_BACKTRACE`) and finish within `TIMEOUT`. `verify` may
-//! report the damaged index (exit 1, counted as "verify reported") if no command before it
-//! repaired it; two of the bundled logs hold problems on purpose, which it reports anyway.
+//! The damage campaign (tests/damage_campaign.rs) through the real binary, on a smaller sample: a
+//! bundled transcript's sidecar is damaged (one bit, 16 random bytes, a 4 KiB page zeroed, random
+//! or copied from another page, a truncation), then `treelog context`, `path`, `tree --json`, `info
+//! --json`, `verify` and again `path` run on it, in that order, as a user would run them one after
+//! another. Each must exit as on a pristine copy, print what it prints there (`info` but its index
+//! state and size), never print a panic (`panicked`, `RUST_BACKTRACE`) and finish within `TIMEOUT`.
+//! `verify` may report the damaged index (exit 1, counted as "verify reported") if no command
+//! before it repaired it; two of the bundled logs hold problems on purpose, which it reports
+//! anyway.
 //!
 //! `TREELOG_DAMAGE_CLI_TRIALS=N` trials per mode (default 4, about 20 s in a debug build), `TREELOG_DAMAGE_SEED=S`,
 //! `TREELOG_DAMAGE_REPORT_ONLY=1` prints the table without failing.

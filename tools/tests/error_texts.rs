@@ -1,8 +1,8 @@
-//! What the `treelog` binary prints when the file system refuses it (issue 24, item 4): a
-//! permission error says "permission denied", names the file and what could not be done, and
-//! never the OS's text for a misused descriptor (`Bad file descriptor (os error 9)`, which an
-//! append to a read-only log printed) or the internal step (`lock: Permission denied`, which
-//! creating a log in a read-only directory printed).
+//! What the `treelog` binary prints when the file system refuses it: a permission error says
+//! "permission denied", names the file and what could not be done, and never the OS's text for a
+//! misused descriptor (`Bad file descriptor (os error 9)`, which an append to a read-only log
+//! printed) or the internal step (`lock: Permission denied`, which creating a log in a read-only
+//! directory printed).
 //!
 //! Root ignores file permissions, so under root the binary runs as `nobody` through
 //! `setpriv`; where that is impossible the test says why and checks nothing.

@@ -1,8 +1,8 @@
-//! The `reindex` progress bar (issue 24, item 3): on a terminal it moves with the bytes indexed
-//! within one file (not only when a file is done), with throughput and time left, and names
-//! its last phase (checking the index, which reads no log bytes); `--quiet`
-//! draws none; in a pipe nothing is drawn. The terminal is `script`'s pseudo-terminal; where
-//! `script` cannot run, the terminal cases say why and check nothing.
+//! The `reindex` progress bar: on a terminal it moves with the bytes indexed within one file (not
+//! only when a file is done), with throughput and time left, and names its last phase (checking the
+//! index, which reads no log bytes); `--quiet` draws none; in a pipe nothing is drawn. The terminal
+//! is `script`'s pseudo-terminal; where `script` cannot run, the terminal cases say why and check
+//! nothing.
 
 use std::process::Command;
 

@@ -1,6 +1,6 @@
-//! `treelog search` and `treelog reindex --search` end to end (issue 21, items 1, 3 and 5):
-//! the output and exit codes item 1 fixes, hits checked against a brute-force scan of the
-//! same logs, searches at once, and a reindex killed mid-update repaired by the next search.
+//! `treelog search` and `treelog reindex --search` end to end: the output and exit codes `treelog
+//! search --help` documents, hits checked against a brute-force scan of the same logs, searches at
+//! once, and a reindex killed mid-update repaired by the next search.
 
 #[path = "../../tests/common/rng.rs"]
 mod rng;
@@ -76,7 +76,7 @@ fn hit_set(hits: &[Value]) -> BTreeSet<(PathBuf, u64, String)> {
         .collect()
 }
 
-/// `--json` prints one object per hit with exactly item 1's keys, and the hits are those of
+/// `--json` prints one object per hit with exactly the documented keys, and the hits are those of
 /// a brute-force scan, with session paths as found from the PATH given (relative here).
 #[test]
 fn json_hits_have_the_keys_and_match_a_scan() {

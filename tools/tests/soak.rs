@@ -1,6 +1,6 @@
-//! A bounded soak test (issue 22, item 6): for `TREELOG_SOAK_SECS` seconds (default 5),
-//! several writers append to one log at once while several readers read it, and random
-//! processes are killed with SIGKILL and started again:
+//! A bounded soak test: for `TREELOG_SOAK_SECS` seconds (default 5), several writers append to one
+//! log at once while several readers read it, and random processes are killed with SIGKILL and
+//! started again:
 //!
 //! - `treelog append --on-conflict follow` processes, fed message lines, with a random
 //!   `--sync` policy, a third of them killed at a random moment;

@@ -28,9 +28,8 @@ impl Store {
     /// True when the overlay is big enough to be written out. A rebuild flushes as often as
     /// appends do: its commits are not durable and its ids go to runs (`id_index::push_run`),
     /// so a flush touches few pages, and an overlay of 32,768 records keeps its id map in the
-    /// core's cache. Flushes of 2^18 records, once needed when each one merged its ids into
-    /// the id table, made 1M-entry rebuilds ~7% slower than these with merged runs (medians
-    /// of 8 alternating runs: 1.445 against 1.350 s) for ~25 MB more memory.
+    /// core's cache; larger flushes make a rebuild slower and larger
+    /// (docs/decisions/parallel-rebuild.md).
     fn flush_due(&self) -> bool {
         #[cfg(test)]
         if self.build_mode

@@ -95,10 +95,10 @@ pub(super) fn writer<'a>(db: &'a Option<Db>, path: &Path) -> Result<&'a Database
 }
 
 /// redb's page cache for a read-only handle. redb's default (1 GiB) keeps every page a walk
-/// reads: a leaf-to-root path of 8M entries grew the process to 960 MB and ran slower
-/// (156-207 ns/hop) than with this cache (140-156 ns/hop, 196 MB), the fresh memory's page
-/// faults costing more than the cache saved. Writers keep the default: a rebuild with this
-/// cache ran ~25% slower (its non-durable commits' pages spill to the file and are read back).
+/// reads, and on a long walk the fresh memory's page faults cost more than the cache saves.
+/// Writers keep the default, whose non-durable commits' pages would otherwise spill to the
+/// file and be read back; a rebuild sets its own (`rebuild.rs`). The figures are in
+/// docs/decisions/rebuild-end.md.
 const READ_CACHE_BYTES: usize = 64 * 1024 * 1024;
 
 pub(super) fn open_database_read_only(path: &Path) -> Result<Db> {

@@ -53,8 +53,8 @@ impl Store {
     /// draws random ids and looks each one up). Ids come in increasing order from a run of
     /// [`RESERVED_IDS_LEN`] values at a random start, skipping the keys the tables file in it
     /// (read once for the whole run, a few range reads per table) and those in the overlay,
-    /// so that an append looks its new id up in memory only: two redb lookups per id were a
-    /// sixth of an append.
+    /// so that an append looks its new id up in memory only, never in redb
+    /// (docs/decisions/reserved-id-runs.md).
     pub fn reserved_entry_id(&mut self, taken: impl Fn(&str) -> bool) -> Result<Option<String>> {
         debug_assert!(
             self.id_runs.is_empty(),

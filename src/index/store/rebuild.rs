@@ -22,10 +22,10 @@ use crate::index::writeback::Writeback;
 use crate::storage::LogStorage;
 
 /// redb's cache while rebuilding. redb holds the pages of commits that are not durable in
-/// memory, up to half its cache, and writes the rest out as it goes: with its default of 1 GiB,
-/// a 10M-entry rebuild held ~400 MB of pages (peak RSS 492 MiB) and wrote them all in its last
-/// commit, whose `fsync` then took 1.6 s. With 64 MiB it writes them as it goes, the writeback
-/// helper (`writeback.rs`) sends them to disk, and that commit took 0.15 s (peak RSS 304 MiB).
+/// memory, up to half its cache, and writes the rest out as it goes: with its default of 1 GiB
+/// a large rebuild would hold hundreds of MB of pages and write them all in its last commit.
+/// With 64 MiB it writes them as it goes, and the writeback helper (`writeback.rs`) sends them
+/// to disk, so the last commit finds little left (docs/decisions/rebuild-end.md).
 const REBUILD_CACHE_BYTES: usize = 64 << 20;
 
 /// A rebuilt file is compacted when at least this fraction of it is slack ...
@@ -38,14 +38,12 @@ const COMPACT_FILE_OF_LOG_MIN: f64 = 0.05;
 /// doubling its regions, so up to half of it may be unused; compaction moves pages down and
 /// trims, at the cost of rewriting them over several durable commits, and that runs alone at
 /// the end of a rebuild.
-/// - Since schema 7 an index is 2-6% of its log, and the slack of a large one is a small part
-///   of the log: at 1M entries 4.8 MB of 35.7 MB (13%; 0.4% of the 1.3 GB log), trimmed in
-///   ~50 ms, 3-4% of the rebuild; at 100k entries 1.2 MB of 4.5 MB in 11 ms (5%). Those are
-///   left as they are: the file is then 2.7% and 3.4% of the log.
-/// - A small log's index is mostly redb's fixed tables: 143 KB for 1,000 entries (1.2 MB of
-///   log, 12%), 40% of it slack. Compacting it (~5 ms) keeps it under a tenth of the log.
-/// - Until schema 7, with ~100 bytes an entry, compaction kept indexes near 8% of the log
-///   instead of 11-16%; at 10M entries it took 5.8 s (a sixth of the rebuild) to trim 11%.
+/// - An index is 2-6% of its log, and the slack of a large one is a small part of the log:
+///   trimming it costs a few percent of the rebuild, so it is left as it is.
+/// - A small log's index is mostly redb's fixed tables, much of it slack: compacting it takes
+///   a few ms and keeps it under a tenth of the log.
+///
+/// The figures behind both thresholds are in docs/decisions/rebuild-end.md.
 pub(super) fn compaction_worth_it(
     file_bytes: u64,
     used_bytes: u64,
