@@ -1,4 +1,4 @@
-// `treelog search` and `treelog reindex --search` for Node (issue 21, item 4): the same index
+// `treelog search` and `treelog reindex --search` for Node: the same index
 // (DIR/.treelog-search/), the same query syntax, filters and hits as the CLI. The work runs in
 // the native half on a libuv worker thread (src/search.rs), so the event loop keeps running
 // while an index is built or caught up. Each call sends its request as one JSON string and

@@ -1,6 +1,6 @@
 // npm run bench:search -- DIR [--runs R]
 //
-// search and reindexSearch in process (issue 21, item 4): reindexSearch(DIR) first (the
+// search and reindexSearch in process: reindexSearch(DIR) first (the
 // first build when DIR has no index yet: its bytes, wall time and the process's CPU time),
 // then each query of scripts/search-bench as search(query, DIR) (default limit 20), the
 // median and minimum of R awaited calls (default 21) on the index as it is then, and the

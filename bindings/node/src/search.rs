@@ -1,4 +1,4 @@
-//! The native half of `search` / `reindexSearch` (issue 21, item 4): `treelog search` and
+//! The native half of `search` / `reindexSearch`: `treelog search` and
 //! `treelog reindex --search` on a libuv worker thread, so that neither holds the event loop
 //! while an index is built or caught up.
 //!

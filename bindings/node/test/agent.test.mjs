@@ -1,4 +1,4 @@
-// A real pi agent on treelog's SessionManager (issue 20, item 4): pi's SDK,
+// A real pi agent on treelog's SessionManager: pi's SDK,
 // `createAgentSession({ sessionManager, ... })` from 1.6.0 and from 0.73.1, with pi-ai's faux
 // provider (no network), runs a conversation of several turns, a tool call included. The same
 // conversation runs on pi's own SessionManager with the same clock and ids: the two files must

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves that `npm pack` gives tarballs that work in an empty project with no further step
-# (issue 20, item 8), installed as a user installs them: without a Rust toolchain.
+#, installed as a user installs them: without a Rust toolchain.
 #
 # It packs this folder (after `npm run build` or `npm run build:debug`) into the main package,
 # JavaScript and types only, and the platform package npm/linux-x64-gnu (in a temporary copy,

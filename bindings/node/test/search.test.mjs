@@ -1,4 +1,4 @@
-// `search` and `reindexSearch` (issue 21, item 4) against the CLI they mirror: for many queries
+// `search` and `reindexSearch` against the CLI they mirror: for many queries
 // and every option, the hits deep-equal what `treelog search --json` prints over the same
 // directory (same index, same keys, values and order), and the errors carry the package's
 // codes where the CLI refuses with exit 2. The CLI is built in debug (`cargo build -p
