@@ -758,9 +758,8 @@ fn indexed_message(record: &Record, line: &str) -> Option<Range<usize>> {
 }
 
 fn field(line: &str, name: &str) -> Option<JsonText> {
-    // The SWAR scanner of indexing is faster than a non-validating scan built on memchr, on
-    // payloads full of escapes; a line that fails it (it passed at indexing and its crc32
-    // matched) has no field.
+    // The scanner of indexing finds the field; a line that fails it (it passed at indexing and
+    // its crc32 matched) has no field.
     let scan = json_scan::scan(line, &[name]).ok()?;
     scan.fields[0].map(|text| raw(text.to_owned()))
 }

@@ -82,8 +82,8 @@ pub struct Session {
     /// This handle appended at least once (it writes its index out when dropped).
     appended: bool,
     /// The buffer of the last append, kept for the next one: entries are encoded straight
-    /// into it (a line allocated per entry, then copied into a batch buffer allocated per
-    /// append, cost 11% of a single append's rate). Not kept past [`APPEND_TEXT_KEPT_LEN_MAX`].
+    /// into it, with no allocation per entry or per append. Not kept past
+    /// [`APPEND_TEXT_KEPT_LEN_MAX`].
     append_text: String,
     /// The id and timestamp the next append gives its first entry ([`Session::stamp_next`]).
     next_stamp: Option<Stamp>,

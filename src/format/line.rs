@@ -263,7 +263,7 @@ pub(crate) const FIELD_NAMES: [&str; FIELD_COUNT] = [
     "message",
 ];
 
-/// The three fields the raw pass reads with serde_json (`type`, `id`, `parentId`;
+/// The three fields a serde_json baseline reads (`type`, `id`, `parentId`;
 /// borrowed, owned where they hold escapes), the rest of the line skipped and so validated.
 /// Not used by the engine: the benchmarks (`treelog bench`, `examples/parse_timing`) time
 /// this reading beside [`classify`].
@@ -278,8 +278,7 @@ pub struct RawPassFields<'a> {
     pub parent_id: Option<Cow<'a, str>>,
 }
 
-/// [`classify`] as it was before [`json_scan`], reading the line with serde_json: several
-/// times slower, same answers. Kept as the reference that the differential tests and the
+/// [`classify`] by serde_json instead of [`json_scan`]: slower, same answers. Kept as the reference that the differential tests and the
 /// fuzz check compare `classify` with, and used by `classify` for lines that are not JSON,
 /// whose reason carries serde_json's error message.
 #[doc(hidden)]

@@ -601,8 +601,8 @@ impl PageBuilder {
         }
         // The fields stored in more than no bytes, each written as one 8-byte store of its
         // distance from its base, whose bytes past its width the next field overwrites (and
-        // the last record's, the truncation): a copy of `width` bytes per field was a third of
-        // the time it takes to build a page.
+        // the last record's, the truncation): one store per field instead of a copy of
+        // `width` bytes.
         let mut stored = [(0, 0, 0); field::COUNT];
         let mut stored_count = 0;
         for (field, &(base, width)) in frames.iter().enumerate() {
