@@ -1,0 +1,27 @@
+// node bench/context.mjs FILE: buildSessionContext() of treelog's manager on FILE in this
+// process: the first call after open, the median of 20 repeat calls, and the floor, JSON.parse
+// of the context's own text in the same process. FILE is opened once before (its index built).
+// BENCHMARKS.md's figure uses pi16-100000.jsonl with 880 messages appended by pi's own manager,
+// so that the context holds 901 messages (1.0 MB).
+const [file] = process.argv.slice(2);
+const { SessionManager } = await import("../index.js");
+SessionManager.open(file);
+const sm = SessionManager.open(file);
+let start = performance.now();
+const context = sm.buildSessionContext();
+const first = performance.now() - start;
+const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const repeats = [];
+for (let i = 0; i < 20; i++) {
+  start = performance.now();
+  sm.buildSessionContext();
+  repeats.push(performance.now() - start);
+}
+const text = JSON.stringify(context);
+const floors = [];
+for (let i = 0; i < 5; i++) {
+  start = performance.now();
+  JSON.parse(text);
+  floors.push(performance.now() - start);
+}
+console.log(JSON.stringify({ messages: context.messages.length, bytes: text.length, firstMs: first, repeatMs: median(repeats), floorMs: median(floors) }));
