@@ -1,0 +1,103 @@
+// pi's terminal UI on treelog (treelog-pi) against pi's own bundled bin, under tmux at 120x40:
+// resume a pi-written session of 1,000 entries, send a prompt (answered by the fake model on
+// 127.0.0.1), open /tree, quit. Each step waits for the screen to settle; the screens of the
+// two sides must be equal once times, ids and the sides' own paths are normalised, and so
+// must the turn each appended to its copy of the session.
+//
+// Needs tmux (skipped without it, unless CI is set: then it fails).
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import {
+  ANSWER, MODEL, MODEL_ARGS, command, copySession, hasTmux, makeAgentDir, piEnv, piSession, readJsonl, startFakeModel, startTmux,
+  stripVolatile, tempDir,
+} from "./cli/fixture.mjs";
+import { pi, sameJson, treelog } from "./helpers.mjs";
+
+const SIDES = ["pi", "treelog-pi"];
+const tmuxMissing = !hasTmux() && !process.env.CI && "tmux is not installed (apt-get install tmux)";
+
+let root;
+let model;
+let env;
+let project;
+
+before(async () => {
+  root = tempDir("treelog-tui-");
+  model = await startFakeModel();
+  project = join(root, "project");
+  mkdirSync(project);
+  env = piEnv(root, makeAgentDir(root, model.baseUrl), { TERM: "xterm-256color", LANG: "C.UTF-8", LC_ALL: "C.UTF-8" });
+});
+
+after(async () => {
+  await model?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+/** A screen without what differs run to run or side to side: clock times, durations, ids, paths. */
+function normalised(screen, side) {
+  return screen
+    .split(join(root, side)).join("<side>")
+    .replace(/\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?\b/g, "<date>")
+    .replace(/\b\d{1,2}:\d{2}(:\d{2})?( ?[AP]M)?\b/g, "<time>")
+    .replace(/\b\d+(\.\d+)?m?s\b/g, "<duration>")
+    .replace(/\b[0-9a-f]{8}\b/g, "<id>");
+}
+
+const lineCount = (file) => readFileSync(file, "utf8").split("\n").filter(Boolean).length;
+
+test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { skip: tmuxMissing, timeout: 180_000 }, async () => {
+  const source = await piSession(1000, root);
+  const lines = lineCount(source);
+  const screens = {};
+  const files = {};
+  for (const side of SIDES) {
+    const file = join(root, side, "session.jsonl");
+    await copySession(source, file, project);
+    files[side] = file;
+    const [file0, args] = command(side, [...MODEL_ARGS, "--session", file]);
+    const tui = startTmux({ dir: root, name: side.replace("-", ""), file: file0, args, cwd: project, env });
+    try {
+      const shots = [];
+      // Resumed: the session's last entries, the editor and the footer naming the model.
+      const footer = (screen) => screen.split("\n").some((line) => line.endsWith(MODEL.id) && line.includes("/"));
+      shots.push(await tui.waitFor(footer, { what: `${side}'s editor after the resume` }));
+      tui.type("Hello from tmux");
+      await tui.waitFor((screen) => screen.includes("Hello from tmux"), { what: `${side}'s typed prompt` });
+      tui.press("Enter");
+      shots.push(await tui.waitFor((screen) => screen.includes(ANSWER) && footer(screen), { what: `${side}'s answer`, stableMs: 800 }));
+      tui.type("/tree");
+      await tui.waitFor((screen) => screen.includes("/tree"), { what: `${side}'s /tree typed` });
+      tui.press("Enter");
+      shots.push(await tui.waitFor((screen) => screen.includes("Session Tree") && screen.includes(`assistant: ${ANSWER}`), { what: `${side}'s /tree` }));
+      // Leave the tree, then quit as a user does (ctrl+d on an empty editor).
+      tui.press("Escape");
+      await tui.waitFor((screen) => !screen.includes("Session Tree") && footer(screen), { what: `${side}'s editor after /tree` });
+      tui.press("C-d");
+      const deadline = Date.now() + 15_000;
+      let status;
+      while ((status = tui.exitStatus()) === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      screens[side] = { shots: shots.map((shot) => normalised(shot, side)), status };
+    } finally {
+      tui.kill();
+    }
+  }
+  const [byPi, byTreelog] = [screens.pi, screens["treelog-pi"]];
+  assert.equal(byPi.status, 0, "pi quit with exit 0 on ctrl+d");
+  assert.equal(byTreelog.status, byPi.status, "treelog-pi's exit status");
+  ["after the resume", "after the prompt", "in /tree"].forEach((step, i) => {
+    assert.equal(byTreelog.shots[i], byPi.shots[i], `the screen ${step}`);
+  });
+  // The turns on disk, and pi's reopen of treelog-pi's file.
+  const appended = (file) => readJsonl(file).slice(lines).map(stripVolatile);
+  sameJson(appended(files["treelog-pi"]), appended(files.pi), "the entries the TUI turn appended");
+  assert.ok(existsSync(`${files["treelog-pi"]}.treelog`));
+  sameJson(
+    pi.SessionManager.open(files["treelog-pi"]).buildSessionContext(),
+    treelog.SessionManager.open(files["treelog-pi"]).buildSessionContext(),
+    "the context of treelog-pi's file, reopened by treelog and by pi",
+  );
+});
