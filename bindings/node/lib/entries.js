@@ -243,10 +243,13 @@ export class EntryCache {
   peek(seq, key) {
     if (!HEAD_KEYS.has(key)) return NOT_SCALAR;
     if (!this.#heads.has(seq)) {
+      // Scans ask the messages of one role for the same fields (pi: every assistant's provider
+      // and model): the heads of the unread messages of that role around it come along.
+      const role = this.#roles[seq];
       const seqs = [];
-      for (let at = Math.max(0, seq - READ_AROUND / 2); at < seq + READ_AROUND / 2; at++) {
+      for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
         const entry = this.#bySeq[at];
-        if (entry !== undefined && this.#unread.has(entry) && !this.#heads.has(at)) seqs.push(at);
+        if (entry !== undefined && this.#roles[at] === role && this.#unread.has(entry) && !this.#heads.has(at)) seqs.push(at);
       }
       const heads = JSON.parse(this.#native.messageHeadsJson(Uint32Array.from(seqs)));
       for (let i = 0; i < seqs.length; i++) this.#heads.set(seqs[i], heads[i]);
