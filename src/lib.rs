@@ -20,6 +20,9 @@ mod context;
 pub mod directory;
 mod entry_lines;
 mod error;
+/// The on-disk codecs (lines, records, pages, id pages, seals): public for the benches, the
+/// fuzzer and the Node binding's internals, not part of the API users build on.
+#[doc(hidden)]
 pub mod format;
 mod index;
 pub mod limits;
@@ -38,7 +41,7 @@ pub mod verify;
 pub use context::plan::{PlannedEntry, ProjectionPlan};
 pub use context::{Context, JsonText, PiCompat, ProjectedEntry, Projection};
 pub use error::{Error, Result, io_reason};
-pub use format::line::EntryKind;
+pub use format::line::{EntryKind, ROLES as MESSAGE_ROLES};
 pub use format::write::NewEntry;
 pub use index::{
     IndexState, SCHEMA_CHANGED_REASON, SCHEMA_VERSION, SIDECAR_SUFFIX, Verify, sidecar_for,

@@ -9,26 +9,17 @@
 //! - `append.rs`: every `append_*` and the write path they share (documented there).
 //! - `recovery.rs`: a query or append that finds the index damaged rebuilds it and answers.
 
-use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-use serde_json::value::RawValue;
-
-use crate::context::plan::ProjectionPlan;
-use crate::context::{self, Context, PiCompat, Projection};
 use crate::error::{Error, Result};
 use crate::format::ids::{new_entry_id, new_session_id};
-use crate::format::json_scan;
-use crate::format::line::{EntryKind, json_str, json_text_str, relink};
-use crate::format::record::{Record, SEQ_NONE};
-use crate::format::system_message::current_system_message;
-use crate::format::time::format_iso_ms;
-use crate::format::write::{NewEntry, single_line_raw};
-use crate::index::{IndexState, Lag, Store, Verify, sidecar_for};
-use crate::line_reads::{self, LineTexts};
-use crate::storage::{FileStorage, LogStorage, MemoryStorage, read_exact_at};
-use crate::tree::{self, PathIds};
+use crate::format::line::{EntryKind, relink};
+use crate::format::record::SEQ_NONE;
+use crate::format::write::NewEntry;
+use crate::index::{IndexState, Lag, Store, sidecar_for};
+use crate::storage::{FileStorage, LogStorage, MemoryStorage};
+use crate::tree::{self};
 
 mod append;
 mod context_queries;

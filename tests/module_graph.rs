@@ -622,6 +622,80 @@ fn no_issue_citations_in_comments() {
     );
 }
 
+/// The places of `use super::*;` in `text` outside its test modules: a file says what it
+/// takes from its parent, so that the parent imports nothing for it and its dependencies show.
+fn glob_imports_of_parent(text: &str) -> Vec<usize> {
+    let code = code_only(text);
+    let tests = test_module_spans(&code);
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("use super::*") {
+        let at = from + at;
+        if !tests.iter().any(|&(start, end)| (start..end).contains(&at)) {
+            found.push(code[..at].matches('\n').count() + 1);
+        }
+        from = at + 1;
+    }
+    found
+}
+
+/// No file of the library or the CLI imports its parent with `use super::*` outside tests.
+#[test]
+fn no_glob_imports_of_a_parent() {
+    let mut failures = Vec::new();
+    for dir in ["src", "tools/src"] {
+        for (name, text) in rust_files_under(&workspace(), dir) {
+            // A file declared `#[cfg(test)] mod tests;` is a test module of its own.
+            if name.ends_with("/tests.rs") {
+                continue;
+            }
+            for line in glob_imports_of_parent(&text) {
+                failures.push(format!("{name}:{line}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "`use super::*` outside tests (ARCHITECTURE.md, Layout rules):\n{}",
+        failures.join("\n")
+    );
+    // The check sees a glob import, and not one inside a test module.
+    assert_eq!(glob_imports_of_parent("use super::*;\n"), vec![1]);
+    assert!(glob_imports_of_parent("#[cfg(test)]\nmod tests {\n    use super::*;\n}\n").is_empty());
+}
+
+/// The library's public face is `src/lib.rs`'s list: these modules and these re-exports,
+/// nothing else public at the root. A change to it is a change of the API, made here too.
+#[test]
+fn the_public_items_are_the_listed_ones() {
+    const PUBLIC_MODULES: &[&str] = &[
+        "directory",
+        "format",
+        "limits",
+        "listing",
+        "quiet_panics",
+        "repair",
+        "search",
+        "storage",
+        "verify",
+    ];
+    let text = std::fs::read_to_string(workspace().join("src/lib.rs")).unwrap();
+    let code = code_only(&text);
+    let modules: Vec<&str> = code
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub mod "))
+        .map(|rest| rest.trim_end_matches(';'))
+        .collect();
+    assert_eq!(modules, PUBLIC_MODULES, "the public modules of src/lib.rs");
+    // `format` holds the codecs: hidden from the documentation.
+    assert!(
+        text.contains("#[doc(hidden)]\npub mod format;"),
+        "format is #[doc(hidden)]"
+    );
+    let uses = code.matches("pub use ").count();
+    assert_eq!(uses, 8, "the `pub use` lines of src/lib.rs");
+}
+
 /// The checks above find what they look for: a circle written in two files, paths in `use`
 /// trees and in code, comments and strings ignored, test modules not counted, an issue cited
 /// in a comment but not in code or a string.

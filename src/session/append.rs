@@ -15,7 +15,23 @@
 //!
 //! IMPORTANT: the index is never flushed before the log bytes it describes are written.
 
-use super::*;
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use super::header::{log_header, now_ms};
+use super::{Durability, OnConflict, Session, Stamp};
+use crate::context::{self, PiCompat};
+use crate::error::{Error, Result};
+use crate::format::ids::new_entry_id;
+use crate::format::json_scan;
+use crate::format::line::{EntryKind, json_text_str};
+use crate::format::record::SEQ_NONE;
+use crate::format::system_message::current_system_message;
+use crate::format::time::format_iso_ms;
+use crate::format::write::{NewEntry, single_line_raw};
+use crate::index::Lag;
+use crate::tree;
 
 /// The largest append buffer a handle keeps for its next append (a batch of ~700 typical
 /// entries); a larger one, left by a batch of big entries, is freed.

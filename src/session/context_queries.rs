@@ -2,7 +2,13 @@
 //! `buildContextEntries`, `buildSessionProjection`): `context.rs` computes them, reading the
 //! index and the lines through [`IndexedLines`], which the handle implements here.
 
-use super::*;
+use super::{Entry, Session};
+use crate::context::plan::ProjectionPlan;
+use crate::context::{self, Context, Projection};
+use crate::error::Result;
+use crate::format::record::Record;
+use crate::index::Store;
+use crate::line_reads::LineTexts;
 
 impl Session {
     /// pi's `buildSessionContext` for `leaf` (default: this handle's leaf). Reads only the

@@ -3,7 +3,19 @@
 //! `recovery.rs`), and the reads of indexed lines they share, each checked against its
 //! record's crc32. Nothing here writes the log.
 
-use super::*;
+use std::borrow::Cow;
+
+use super::{
+    Entry, IndexedEntry, MESSAGE_HEAD_KEYS, OpaqueRecord, PlainEntry, Session, Stats, TreeWalk,
+};
+use crate::error::{Error, Result};
+use crate::format::json_scan;
+use crate::format::line::{EntryKind, json_str, json_text_str};
+use crate::format::record::{Record, SEQ_NONE};
+use crate::index::Store;
+use crate::line_reads::{self, LineTexts};
+use crate::storage::read_exact_at;
+use crate::tree::{self, PathIds};
 
 impl Session {
     /// The leaf this handle appends to.

@@ -11,7 +11,9 @@
 //! call moves the new one in. A handle recovers once this way: damage found again (a rebuild
 //! cannot produce it) is returned as the error it is.
 
-use super::*;
+use super::{Recovered, Session};
+use crate::error::{Error, Result};
+use crate::index::{IndexState, Store, Verify};
 
 impl Session {
     /// Runs `query`; if it finds the index damaged, rebuilds the index from the log and runs
