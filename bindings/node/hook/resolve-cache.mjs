@@ -1,7 +1,7 @@
-// A resolve cache for pi's unbundled modules (about 1,600 of them, 5,000 imports): Node's
-// own resolution of each import (stat calls, package.json lookups, exports maps, realpath)
-// costs treelog-pi about 0.15 s a start; a cached answer costs a Map lookup. Used by the
-// module.registerHooks resolve hook of hook/pi.mjs.
+// A resolve cache for pi's unbundled modules: Node's own resolution of each import (stat
+// calls, package.json lookups, exports maps, realpath) runs again at every start for every
+// one of pi's imports; a cached answer is a Map lookup. Used by the module.registerHooks
+// resolve hook of hook/pi.mjs.
 //
 // What is kept: for each import made from a file inside a package (a node_modules/<name>
 // folder, or pi's own root) that resolved to a file inside one, the URL and format Node's

@@ -165,6 +165,27 @@ describe("treelog-pi, print mode", () => {
     sameJson(pi.SessionManager.open(file).buildSessionContext(), treelog.SessionManager.open(file).buildSessionContext(), "reopened context");
   });
 
+  test("an extension importing pi's package gets treelog's SessionManager (jiti's alias of pi's index)", async () => {
+    const extensionAgentDir = makeAgentDir(join(root, "with-extension"), model.baseUrl);
+    mkdirSync(join(extensionAgentDir, "extensions"));
+    writeFileSync(join(extensionAgentDir, "extensions", "probe.ts"), [
+      'import { SessionManager } from "@earendil-works/pi-coding-agent";',
+      "export default function (pi: unknown) {",
+      '  process.stderr.write(`probe: ${typeof (SessionManager as any).prototype.refresh === "function" ? "treelog" : "pi"}\\n`);',
+      "}",
+    ].join("\n"));
+    const file = join(root, "extension", "session.jsonl");
+    await copySession(join(TEST_DATA, "pi16-demo.jsonl"), file, project);
+    const seen = {};
+    for (const side of SIDES) {
+      const [file0, args] = command(side, ["-p", "hi", ...MODEL_ARGS, "--session", file]);
+      const result = await run(file0, args, { cwd: project, env: { ...env, PI_CODING_AGENT_DIR: extensionAgentDir } });
+      assert.equal(result.code, 0, result.stderr);
+      seen[side] = result.stderr.trim();
+    }
+    assert.deepEqual(seen, { pi: "probe: pi", "treelog-pi": "probe: treelog" });
+  });
+
   test("100,000 entries (TREELOG_TEST_BIG=1)", { skip: !BIG && "set TREELOG_TEST_BIG=1", timeout: 30 * 60_000 }, async () => {
     const source = await piSession(100000, root);
     const prompt = "A big one.";
