@@ -52,6 +52,10 @@ const lineCount = (file) => readFileSync(file, "utf8").split("\n").filter(Boolea
 test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { skip: tmuxMissing, timeout: 180_000 }, async () => {
   const source = await piSession(1000, root);
   const lines = lineCount(source);
+  // The resumed screen is whole once the session's last message shows (pi draws the editor and
+  // footer first, the history after it).
+  const lastMessage = readJsonl(source).findLast((entry) => entry.type === "message").message;
+  const lastText = (typeof lastMessage.content === "string" ? lastMessage.content : lastMessage.content.find((part) => part.type === "text").text).slice(0, 40);
   const screens = {};
   const files = {};
   for (const side of SIDES) {
@@ -64,7 +68,7 @@ test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { sk
       const shots = [];
       // Resumed: the session's last entries, the editor and the footer naming the model.
       const footer = (screen) => screen.split("\n").some((line) => line.endsWith(MODEL.id) && line.includes("/"));
-      shots.push(await tui.waitFor(footer, { what: `${side}'s editor after the resume` }));
+      shots.push(await tui.waitFor((screen) => footer(screen) && screen.includes(lastText), { what: `${side}'s editor after the resume`, stableMs: 800 }));
       tui.type("Hello from tmux");
       await tui.waitFor((screen) => screen.includes("Hello from tmux"), { what: `${side}'s typed prompt` });
       tui.press("Enter");
