@@ -586,7 +586,10 @@ export class SessionManager {
     let source = null;
     if (existsSync(resolvedSourcePath) && fsCall("look at", resolvedSourcePath, () => statSync(resolvedSourcePath)).size > 0) {
       source = NativeSession.open(resolvedSourcePath, store.native);
-      if (source.headerRecovered()) source = null;
+      if (source.headerRecovered()) {
+        source.close();
+        source = null;
+      }
     }
     if (source === null) {
       throw codedError("TREELOG_NOT_A_SESSION", `Cannot fork: source session file is empty or invalid: ${resolvedSourcePath}`);
@@ -605,9 +608,13 @@ export class SessionManager {
       cwd: resolvedTargetCwd,
       parentSession: resolvedSourcePath,
     };
-    fsCall("create", newSessionFile, () =>
-      writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" }),
-    );
+    try {
+      fsCall("create", newSessionFile, () =>
+        writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" }),
+      );
+    } finally {
+      source.close();
+    }
     return new SessionManager(resolvedTargetCwd, dir, newSessionFile, true, undefined, undefined, CONSTRUCT, store);
   }
 

@@ -22,22 +22,28 @@ function leafFor(session, entries, leafId) {
 
 export const EMPTY_CONTEXT = () => ({ messages: [], thinkingLevel: "off", model: null });
 
-export function buildSessionContext(entries, leafId, _byId) {
+/** `answer(session, leaf)` over a memory session of `entries`, released at once after. */
+function over(entries, leafId, answer) {
   const session = sessionOf(entries);
-  const leaf = leafFor(session, entries, leafId);
-  return leaf === null ? EMPTY_CONTEXT() : JSON.parse(session.contextJson(leaf));
+  try {
+    return answer(session, leafFor(session, entries, leafId));
+  } finally {
+    session.close();
+  }
+}
+
+export function buildSessionContext(entries, leafId, _byId) {
+  return over(entries, leafId, (session, leaf) => (leaf === null ? EMPTY_CONTEXT() : JSON.parse(session.contextJson(leaf))));
 }
 
 export function buildContextEntries(entries, leafId, _byId) {
-  const session = sessionOf(entries);
-  const leaf = leafFor(session, entries, leafId);
-  return leaf === null ? [] : JSON.parse(session.contextEntriesJson(leaf));
+  return over(entries, leafId, (session, leaf) => (leaf === null ? [] : JSON.parse(session.contextEntriesJson(leaf))));
 }
 
 export function buildSessionProjection(entries, leafId, _byId) {
-  const session = sessionOf(entries);
-  const leaf = leafFor(session, entries, leafId);
-  return leaf === null ? { entries: [], ...EMPTY_CONTEXT() } : JSON.parse(session.projectionJson(leaf));
+  return over(entries, leafId, (session, leaf) =>
+    leaf === null ? { entries: [], ...EMPTY_CONTEXT() } : JSON.parse(session.projectionJson(leaf)),
+  );
 }
 
 /** Project one entry into the messages it gives the context (pi's own function). */

@@ -59,10 +59,14 @@ export function loadEntriesFromFile(filePath) {
   } catch {
     return [];
   }
-  if (session.headerRecovered()) return [];
-  const entries = parseEntryLines(session.entriesJsonl());
-  entries.unshift(JSON.parse(session.headerJson()));
-  return entries;
+  try {
+    if (session.headerRecovered()) return [];
+    const entries = parseEntryLines(session.entriesJsonl());
+    entries.unshift(JSON.parse(session.headerJson()));
+    return entries;
+  } finally {
+    session.close();
+  }
 }
 
 /** The header of a session file: its first JSON line, when that is a header; else null. */

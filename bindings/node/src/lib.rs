@@ -215,6 +215,8 @@ enum State {
     File(Session),
     /// A panic left the handle in an unknown state.
     Broken,
+    /// `close()` released it.
+    Closed,
 }
 
 /// One session: a log on disk, or one still in memory.
@@ -334,6 +336,7 @@ impl NativeSession {
         match &self.state {
             State::Pending { session, .. } | State::File(session) => Ok(session),
             State::Broken => Err(broken()),
+            State::Closed => Err(closed()),
         }
     }
 
@@ -341,6 +344,7 @@ impl NativeSession {
         match &mut self.state {
             State::Pending { session, .. } | State::File(session) => Ok(session),
             State::Broken => Err(broken()),
+            State::Closed => Err(closed()),
         }
     }
 
@@ -823,6 +827,14 @@ impl NativeSession {
         })
     }
 
+    /// Releases the session now (its memory, its index handle) instead of when the JS object is
+    /// collected: V8 does not see the native memory a session holds, so throwaway sessions (a
+    /// context over an entry array) would pile up until a collection. Every later call fails.
+    #[napi]
+    pub fn close(&mut self) {
+        self.state = State::Closed;
+    }
+
     /// Makes appended entries durable and writes the index out.
     #[napi]
     pub fn sync(&mut self) -> Result<()> {
@@ -853,6 +865,17 @@ fn broken() -> napi::Error<String> {
         "TREELOG_PANIC",
         "this session handle was closed by an earlier panic; open the session again",
     )
+}
+
+fn closed() -> napi::Error<String> {
+    js_error("TREELOG_INVALID_INPUT", "this session handle was closed")
+}
+
+fn closed_error() -> treelog::Error {
+    treelog::Error::InvalidInput {
+        path: PathBuf::from("<closed>"),
+        reason: "this session handle was closed".into(),
+    }
 }
 
 fn not_found(session: &Session, id: &str) -> treelog::Error {
@@ -963,6 +986,7 @@ fn append_in(
             }
         }
         State::Broken => (State::Broken, Err(panicked_error())),
+        State::Closed => (State::Closed, Err(closed_error())),
     }
 }
 
