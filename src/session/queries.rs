@@ -171,21 +171,18 @@ impl Session {
         })
     }
 
-    /// The canonical entries from sequence number `from_seq` on, in file order (opaque lines
-    /// left out): the entries another writer or this handle appended since a caller last
-    /// looked.
-    pub fn entries_from(&self, from_seq: u64) -> Result<Vec<IndexedEntry>> {
+    /// The sequence numbers of the canonical entries from `from_seq` on, in file order: what a
+    /// caller holding most entries already needs to find the ones it lacks.
+    pub fn entry_seqs_from(&self, from_seq: u64) -> Result<Vec<u64>> {
         self.answering(|session| {
             let store = session.store();
             let mut out = Vec::new();
-            let mut previous: Option<(u64, Record)> = None;
             let mut seq = from_seq;
             while seq < store.record_count() {
                 for record in store.records_from(seq)? {
                     if record.kind.is_some() {
-                        out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
+                        out.push(seq);
                     }
-                    previous = Some((seq, record));
                     seq += 1;
                 }
             }

@@ -390,10 +390,11 @@ export class EntryCache {
   /** Every entry in file order (the cached array itself: callers copy it). */
   all() {
     if (this.#all.length !== this.#native.entryCount()) {
-      const batch = this.#native.entriesFrom(this.#allNext);
-      const added = this.adopt(batch);
+      // Most entries are usually held already (the path): only the others are asked for.
+      const seqs = this.#native.entrySeqsFrom(this.#allNext);
+      const added = this.load(seqs);
       for (let i = 0; i < added.length; i++) this.#all.push(added[i]);
-      if (added.length > 0) this.#allNext = batch.seqs[batch.seqs.length - 1] + 1;
+      if (seqs.length > 0) this.#allNext = seqs[seqs.length - 1] + 1;
     }
     return this.#all;
   }

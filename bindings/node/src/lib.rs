@@ -517,10 +517,10 @@ impl NativeSession {
         })
     }
 
-    /// The canonical entries from sequence number `from` on, in file order.
+    /// The sequence numbers of the canonical entries from `from` on, in file order.
     #[napi]
-    pub fn entries_from(&mut self, from: u32) -> Result<EntryBatch> {
-        self.query(|session| batch(session, 0, &session.entries_from(u64::from(from))?))
+    pub fn entry_seqs_from(&mut self, from: u32) -> Result<Uint32Array> {
+        self.query(|session| seqs32(session, session.entry_seqs_from(u64::from(from))?))
     }
 
     /// The entries `seqs`, as the index knows them.
