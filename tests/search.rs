@@ -4,14 +4,14 @@
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use common::rng::Rng;
 use common::search_texts::{EntryText, entry_texts};
-use treelog::search::{self, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
+use treelog::search::{self, Branches, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
 
 /// Every hit a test can see: (log path, line, id).
 type HitSet = BTreeSet<(PathBuf, u64, String)>;
@@ -120,6 +120,55 @@ fn generated(rng: &mut Rng, entries: usize) -> String {
     text
 }
 
+/// Every entry's text with its log's context edits applied, read here line by line
+/// (format-spec/search.md §2): the latest edit naming an entry's id, later in the log than
+/// the entry, removes it, or gives a user, assistant or tool result message or a custom
+/// message its replacement's text (none when that is empty).
+fn followed_entry_texts(dir: &Path) -> Vec<EntryText> {
+    /// A log's lines, and its latest edit of each target id: (line, replacement).
+    type LogEdits = (Vec<String>, HashMap<String, (u64, Option<String>)>);
+    let mut logs: HashMap<PathBuf, LogEdits> = HashMap::new();
+    let mut entries = entry_texts(dir);
+    entries.retain_mut(|entry| {
+        let (lines, edits) = logs.entry(entry.path.clone()).or_insert_with(|| {
+            let lines: Vec<String> = String::from_utf8_lossy(&std::fs::read(&entry.path).unwrap())
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            let mut edits = HashMap::new();
+            for (at, line) in lines.iter().enumerate() {
+                if let Some((target, replacement)) = search::context_edit(line) {
+                    edits.insert(target, (at as u64 + 1, replacement));
+                }
+            }
+            (lines, edits)
+        });
+        let Some((edit_line, replacement)) = edits.get(&entry.id).filter(|_| !entry.id.is_empty())
+        else {
+            return true;
+        };
+        if *edit_line <= entry.line {
+            return true;
+        }
+        let Some(replacement) = replacement else {
+            return false;
+        };
+        let found = search::extract(&lines[entry.line as usize - 1], false).unwrap();
+        let replaceable = found.kind == treelog::EntryKind::CustomMessage
+            || (found.kind == treelog::EntryKind::Message
+                && matches!(
+                    found.role.as_deref(),
+                    Some("user" | "assistant" | "toolResult")
+                ));
+        if !replaceable {
+            return true;
+        }
+        entry.text = replacement.clone();
+        !entry.text.is_empty()
+    });
+    entries
+}
+
 /// The hits of `query` among `entries`, found by reading each entry's text.
 fn brute_force_in(entries: &[EntryText], query: &ParsedQuery) -> HitSet {
     entries
@@ -131,7 +180,7 @@ fn brute_force_in(entries: &[EntryText], query: &ParsedQuery) -> HitSet {
 
 /// The hits of `query` in the logs under `dir`, found by reading every line.
 fn brute_force(dir: &Path, query: &ParsedQuery) -> HitSet {
-    brute_force_in(&entry_texts(dir), query)
+    brute_force_in(&followed_entry_texts(dir), query)
 }
 
 fn options(limit: usize) -> SearchOptions {
@@ -141,6 +190,7 @@ fn options(limit: usize) -> SearchOptions {
         sort: SortOrder::Score,
         index_dir: None,
         index_write: true,
+        branches: Branches::All,
     }
 }
 
@@ -209,7 +259,7 @@ fn hits_equal_a_brute_force_scan() {
     let dir = corpus();
     let notices = Notices::default();
     let mut rng = Rng(2101);
-    let entries = entry_texts(dir.path());
+    let entries = followed_entry_texts(dir.path());
     let mut nonempty = 0;
     for text in random_queries(dir.path(), &mut rng, 200) {
         let query = search::parse(&text).unwrap();
@@ -392,6 +442,7 @@ fn filters_and_newest_order() {
         sort: SortOrder::Newest,
         index_dir: None,
         index_write: true,
+        branches: Branches::All,
     };
     let got = search::search(dir.path(), &query, &newest, &notices).unwrap();
     let expected: BTreeSet<_> = all
@@ -700,4 +751,279 @@ fn a_huge_limit_returns_every_hit() {
         notices.take().len() <= 1,
         "the index was never taken for damaged"
     );
+}
+
+/// One line of a hand-written log: a message `id` under `parent` saying `text`.
+fn message_line(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
+    serde_json::json!({
+        "type": "message", "id": id, "parentId": parent,
+        "timestamp": "2025-03-01T00:00:00.000Z",
+        "message": {"role": role, "content": text},
+    })
+    .to_string()
+}
+
+/// A `context_edit` line: `replacement` `None` removes `target` from the model's view.
+fn edit_line(id: &str, parent: &str, target: &str, replacement: Option<&str>) -> String {
+    serde_json::json!({
+        "type": "context_edit", "id": id, "parentId": parent,
+        "timestamp": "2025-03-01T00:00:01.000Z", "targetId": target,
+        "replacement": replacement.map(|text| serde_json::json!({"content": text})),
+    })
+    .to_string()
+}
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"s","timestamp":"2025-03-01T00:00:00.000Z","cwd":"/w"}"#;
+
+fn append_lines(log: &Path, lines: &[String]) {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    for line in lines {
+        writeln!(file, "{line}").unwrap();
+    }
+}
+
+fn hits_of(dir: &Path, text: &str) -> Vec<search::Hit> {
+    let options = options(100);
+    search::search(
+        dir,
+        &search::parse(text).unwrap(),
+        &options,
+        &Notices::default(),
+    )
+    .unwrap()
+}
+
+/// Whether the word `word` is anywhere in the index of `dir`: in the bytes of any file under
+/// it, or in the term dictionary of any segment (whose encoding need not hold a word's bytes
+/// in a row). Every segment file on disk must belong to a segment the index lists, so that a
+/// deleted segment's files cannot hold it either.
+fn index_holds(dir: &Path, word: &str) -> bool {
+    let index_dir = dir.join(search::INDEX_DIR_NAME);
+    let mut in_bytes = false;
+    let mut stems = BTreeSet::new();
+    for entry in std::fs::read_dir(&index_dir).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        in_bytes |= bytes
+            .windows(word.len())
+            .any(|window| window == word.as_bytes());
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        if let Some((stem, _)) = name.split_once('.')
+            && stem.len() == 32
+        {
+            stems.insert(stem.to_owned());
+        }
+    }
+    let index = tantivy::Index::open_in_dir(&index_dir).unwrap();
+    let listed: BTreeSet<String> = index
+        .searchable_segment_ids()
+        .unwrap()
+        .iter()
+        .map(|id| id.uuid_string())
+        .collect();
+    assert!(
+        stems.is_subset(&listed),
+        "files of unlisted segments: {stems:?} vs {listed:?}"
+    );
+    index.tokenizers().register(
+        "treelog_text",
+        tantivy::tokenizer::SimpleTokenizer::default(),
+    );
+    let text = index.schema().get_field("text").unwrap();
+    let reader = index.reader().unwrap();
+    let in_terms = reader.searcher().segment_readers().iter().any(|segment| {
+        segment
+            .inverted_index(text)
+            .unwrap()
+            .get_term_info(&tantivy::Term::from_field_text(text, word))
+            .unwrap()
+            .is_some()
+    });
+    in_bytes || in_terms
+}
+
+/// Context edits, each case a log, lines appended after a first search, and what the next
+/// search finds: a removed message has no hit and leaves no trace in the index's files (even
+/// when its log shares segments with others), a replaced one is found by its replacement's
+/// words only and marked edited, and an edit appended after a search applies at the next
+/// search's catch-up; the latest edit of an entry in file order wins.
+#[test]
+fn context_edits_are_followed() {
+    struct Case {
+        name: &'static str,
+        log: Vec<String>,
+        appended: Vec<String>,
+        /// (word, hits expected, each edited) after the append.
+        expect: Vec<(&'static str, usize, bool)>,
+        /// Words that must not be anywhere in the index after the append.
+        absent: Vec<&'static str>,
+    }
+    let base = || {
+        vec![
+            HEADER.to_owned(),
+            message_line("m1", None, "user", "my password is hunter2zebra"),
+            message_line("m2", Some("m1"), "assistant", "noted alpaca"),
+        ]
+    };
+    let with = |mut lines: Vec<String>, more: &[String]| {
+        lines.extend_from_slice(more);
+        lines
+    };
+    let cases = vec![
+        Case {
+            name: "removed in the log from the start",
+            log: with(base(), &[edit_line("e1", "m2", "m1", None)]),
+            appended: vec![],
+            expect: vec![("hunter2zebra", 0, false), ("alpaca", 1, false)],
+            absent: vec!["hunter2zebra", "password"],
+        },
+        Case {
+            name: "removed by an edit appended after a search",
+            log: base(),
+            appended: vec![edit_line("e1", "m2", "m1", None)],
+            expect: vec![("hunter2zebra", 0, false), ("alpaca", 1, false)],
+            absent: vec!["hunter2zebra"],
+        },
+        Case {
+            name: "replaced by an edit appended after a search",
+            log: base(),
+            appended: vec![edit_line("e1", "m2", "m1", Some("redacted llama"))],
+            expect: vec![
+                ("hunter2zebra", 0, false),
+                ("llama", 1, true),
+                ("alpaca", 1, false),
+            ],
+            absent: vec!["hunter2zebra"],
+        },
+        Case {
+            name: "replaced, then removed on another branch: the latest edit wins",
+            log: with(
+                base(),
+                &[edit_line("e1", "m2", "m1", Some("redacted llama"))],
+            ),
+            appended: vec![edit_line("e2", "m1", "m1", None)],
+            expect: vec![("hunter2zebra", 0, false), ("llama", 0, false)],
+            absent: vec!["hunter2zebra", "llama"],
+        },
+        Case {
+            name: "removed, then replaced: the replacement is found",
+            log: with(base(), &[edit_line("e1", "m2", "m1", None)]),
+            appended: vec![edit_line("e2", "e1", "m1", Some("gnu words"))],
+            expect: vec![("hunter2zebra", 0, false), ("gnu", 1, true)],
+            absent: vec!["hunter2zebra"],
+        },
+    ];
+    for case in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("a.jsonl");
+        append_lines(&log, &case.log);
+        // Another log, indexed in the same build: its segment may hold the edited one's words.
+        append_lines(
+            &dir.path().join("b.jsonl"),
+            &[
+                HEADER.to_owned(),
+                message_line("x1", None, "user", "unrelated alpaca"),
+            ],
+        );
+        hits_of(dir.path(), "alpaca");
+        append_lines(&log, &case.appended);
+        for (word, count, edited) in &case.expect {
+            let hits: Vec<_> = hits_of(dir.path(), word)
+                .into_iter()
+                .filter(|hit| hit.session == log)
+                .collect();
+            assert_eq!(hits.len(), *count, "{}: {word}: {hits:?}", case.name);
+            for hit in &hits {
+                assert_eq!(hit.edited, *edited, "{}: {word}", case.name);
+                assert!(hit.snippet.contains(word), "{}: {hit:?}", case.name);
+            }
+        }
+        for word in &case.absent {
+            assert!(
+                !index_holds(dir.path(), word),
+                "{}: {word} is in the index",
+                case.name
+            );
+        }
+    }
+}
+
+/// `--branch active` keeps exactly the hits on the path from the leaf the session opens at (its
+/// last entry), computed here from the lines' `parentId`s alone; every hit says whether it is
+/// on that path.
+#[test]
+fn active_branch_hits_equal_the_path_from_the_leaf() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(7);
+    let mut lines = vec![HEADER.to_owned()];
+    let mut ids: Vec<String> = Vec::new();
+    for at in 0..60 {
+        let id = format!("b{at:07}");
+        // Mostly continue the latest entry; sometimes branch off an earlier one.
+        let parent = match ids.len() {
+            0 => None,
+            len if rng.below(4u64) == 0 => Some(ids[rng.below(len)].clone()),
+            len => Some(ids[len - 1].clone()),
+        };
+        let role = if at % 2 == 0 { "user" } else { "assistant" };
+        lines.push(message_line(
+            &id,
+            parent.as_deref(),
+            role,
+            &format!("okapi step {at}"),
+        ));
+        ids.push(id);
+    }
+    let log = dir.path().join("tree.jsonl");
+    append_lines(&log, &lines);
+
+    // The path from the leaf (the last entry), by parentId.
+    let parents: std::collections::HashMap<String, Option<String>> = lines[1..]
+        .iter()
+        .map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            (
+                value["id"].as_str().unwrap().to_owned(),
+                value["parentId"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    let mut on_path = BTreeSet::new();
+    let mut at = ids.last().cloned();
+    while let Some(id) = at {
+        at = parents[&id].clone();
+        on_path.insert(id);
+    }
+    assert!(on_path.len() < ids.len(), "the log has side branches");
+
+    let query = search::parse("okapi").unwrap();
+    let all = search::search(dir.path(), &query, &options(1000), &Notices::default()).unwrap();
+    assert_eq!(all.len(), ids.len());
+    for hit in &all {
+        assert_eq!(hit.active_path, on_path.contains(&hit.id), "{hit:?}");
+    }
+    for limit in [1, 3, 1000] {
+        let active = SearchOptions {
+            branches: Branches::Active,
+            ..options(limit)
+        };
+        let hits = search::search(dir.path(), &query, &active, &Notices::default()).unwrap();
+        let found: BTreeSet<String> = hits.iter().map(|hit| hit.id.clone()).collect();
+        assert_eq!(hits.len(), limit.min(on_path.len()), "limit {limit}");
+        assert!(found.is_subset(&on_path), "limit {limit}");
+        // The same hits, in the same order, as the first of all hits that are on the path.
+        let expected: Vec<String> = all
+            .iter()
+            .filter(|hit| on_path.contains(&hit.id))
+            .take(limit)
+            .map(|hit| hit.id.clone())
+            .collect();
+        let got: Vec<String> = hits.iter().map(|hit| hit.id.clone()).collect();
+        assert_eq!(got, expected, "limit {limit}");
+    }
 }

@@ -476,6 +476,10 @@ export interface SearchHit {
     score: number;
     /** Text around the matched words, on one line. */
     snippet: string;
+    /** A context edit replaced the entry's content: the hit and its snippet are the replacement's text (an entry removed by an edit is never a hit). */
+    edited: boolean;
+    /** The entry is on its session's active path (from the leaf the session opens at to the root). */
+    activePath: boolean;
 }
 /** An index found missing, damaged, of another version or half-written, rebuilt from the logs. */
 export interface SearchNotice {
@@ -511,6 +515,8 @@ export interface SearchOptions extends SearchEvents {
     limit?: number;
     /** Best match first (default) or latest first. */
     sort?: "score" | "newest";
+    /** `--branch`: every branch's entries (default), or only those on their session's active path. */
+    branch?: "all" | "active";
     /** `--index-dir D`: keep the search index in `D/search-<key of the directory>/` instead of beside the sessions. */
     indexDir?: string;
     /** `false` is `--no-index-write`: write nothing anywhere (a current index is read as it is; otherwise the search indexes in memory, for this call only). Default true. */

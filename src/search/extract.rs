@@ -73,6 +73,47 @@ pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
     })
 }
 
+/// What a `context_edit` line does to its target (`target_id`): `None` removes it from the
+/// context; `Some(text)` replaces a user, assistant, tool result or custom message's content,
+/// `text` being the replacement content's searchable text (empty for a replacement without
+/// `content`, which removes the content). `None` for a line that is not an edit, names no
+/// target, or has no `replacement` key (no edit, as format-spec/log.md §7 reads it).
+pub fn context_edit(text: &str) -> Option<(String, Option<String>)> {
+    let Line::Entry(entry) = line::classify(text, false, false) else {
+        return None;
+    };
+    if entry.kind != EntryKind::ContextEdit {
+        return None;
+    }
+    let value: Value = serde_json::from_str(text).ok()?;
+    let target = value.get("targetId")?.as_str()?.to_owned();
+    let replacement = match value.get("replacement")? {
+        Value::Null => None,
+        replacement => {
+            let mut out = String::new();
+            if let Some(content) = replacement.get("content") {
+                content_text(content, &mut out);
+            }
+            Some(out)
+        }
+    };
+    Some((target, replacement))
+}
+
+/// Whether a context edit's replacement replaces the content of an entry extracted as
+/// `found`: user, assistant and tool result messages and custom messages (pi 1.6 leaves the
+/// other messages as they are).
+pub fn replaceable(found: &Extracted) -> bool {
+    match found.kind {
+        EntryKind::CustomMessage => true,
+        EntryKind::Message => matches!(
+            found.role.as_deref(),
+            Some("user" | "assistant" | "toolResult")
+        ),
+        _ => false,
+    }
+}
+
 /// The fields of a line that hold searchable text, borrowed where no escape needs decoding.
 #[derive(serde::Deserialize)]
 struct TypedLine<'a> {

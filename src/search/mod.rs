@@ -13,12 +13,19 @@
 //! With index writes off ([`SearchOptions::index_write`]) nothing is written: a current index
 //! is read as it is, and otherwise one is built in memory for the search.
 //!
+//! The index follows context edits: an entry removed from the model's view has no document
+//! (no term, no stored text), a replaced one is indexed with its replacement's text and its
+//! hit says so ([`Hit::edited`]). Each hit also says whether it stands on its session's active
+//! path ([`Hit::active_path`]; [`Branches::Active`] keeps only those).
+//!
 //! Modules: `extract` (the searchable text of a line, pure), `documents` (a log's lines
-//! that hold text, from a position: what the index holds), `query` (the syntax and the
+//! that hold text, from a position, with its context edits applied: what the index holds),
+//! `branch` (the active path of the sessions hits come from), `query` (the syntax and the
 //! engine query), `phrase` (a phrase query that skips documents that cannot reach the top
 //! hits), `top` (the top hits, ties ordered by session and line), `store` (schema, catalog,
 //! lock, open/rebuild), `refresh` (catch-up), `find` (the logs under a directory).
 
+mod branch;
 mod documents;
 mod error;
 mod extract;
@@ -41,8 +48,9 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, ReloadPolicy, Searcher, TantivyDocument, Term};
 
+pub use branch::Branches;
 pub use error::SearchError;
-pub use extract::{Extracted, extract, header_version};
+pub use extract::{Extracted, context_edit, extract, header_version};
 pub use find::{FoundLog, logs_under};
 pub use progress::{Progress, Quiet, RebuildReason};
 pub use query::{
@@ -51,6 +59,7 @@ pub use query::{
 pub use refresh::RefreshCounts;
 pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, index_path, tokens};
 
+use branch::ActivePaths;
 use store::{Fields, SearchStore, analyzer};
 
 /// Characters of text around the matched words in a snippet.
@@ -79,6 +88,8 @@ pub struct SearchOptions {
     /// Whether the index may be created or updated on disk. Without, nothing is written: a
     /// current index is read, and otherwise one is built in memory (same hits, slower).
     pub index_write: bool,
+    /// Which branches' entries are hits (default: all).
+    pub branches: Branches,
 }
 
 /// One entry that holds the query's words.
@@ -101,11 +112,17 @@ pub struct Hit {
     pub snippet: String,
     /// Byte ranges of `snippet` that matched words.
     pub highlights: Vec<Range<usize>>,
+    /// A context edit replaced the entry's content: the hit and its snippet are the
+    /// replacement's text.
+    pub edited: bool,
+    /// The entry is on its session's active path (from the leaf the session opens at).
+    pub active_path: bool,
 }
 
 impl Hit {
     /// The hit as `treelog search --json` prints it: exactly the keys `session`, `line`, `id`,
-    /// `type`, `role` (null when none), `timestamp`, `score` and `snippet`.
+    /// `type`, `role` (null when none), `timestamp`, `score`, `snippet`, `edited` and
+    /// `activePath`.
     pub fn to_json(&self) -> String {
         serde_json::json!({
             "session": self.session.display().to_string(),
@@ -116,6 +133,8 @@ impl Hit {
             "timestamp": self.timestamp,
             "score": self.score,
             "snippet": self.snippet,
+            "edited": self.edited,
+            "activePath": self.active_path,
         })
         .to_string()
     }
@@ -377,29 +396,62 @@ fn run_query(
         .try_into()
         .map_err(engine_error(store))?;
     let searcher = reader.searcher();
-    let top: Vec<(f32, DocAddress)> = match options.sort {
+    let snippets = snippet_generator(parsed, fields);
+    let mut active_paths = ActivePaths::new(options.index_dir.clone(), options.index_write);
+    // Hits off the active path are left out after the engine ranks them: the top documents
+    // are asked for in growing numbers until `limit` hits remain or none is left.
+    let mut want = options.limit;
+    loop {
+        let top = top_documents(store, &searcher, engine_query.as_ref(), options.sort, want)?;
+        let exhausted = top.len() < want;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let hit = hit(
+                store,
+                &searcher,
+                target,
+                &snippets,
+                &mut active_paths,
+                score,
+                address,
+            )?;
+            if options.branches == Branches::All || hit.active_path {
+                hits.push(hit);
+            }
+        }
+        if hits.len() >= options.limit || exhausted || options.branches == Branches::All {
+            hits.truncate(options.limit);
+            return Ok(hits);
+        }
+        want = want.saturating_mul(4);
+    }
+}
+
+/// The first `want` documents of `engine_query` in the order of hits, with their scores.
+fn top_documents(
+    store: &SearchStore,
+    searcher: &Searcher,
+    engine_query: &dyn Query,
+    sort: SortOrder,
+    want: usize,
+) -> Result<Vec<(f32, DocAddress)>, SearchError> {
+    Ok(match sort {
         SortOrder::Score => {
-            top::by_score(&searcher, &engine_query, options.limit).map_err(engine_error(store))?
+            top::by_score(searcher, engine_query, want).map_err(engine_error(store))?
         }
         SortOrder::Newest => {
-            let newest = top::by_newest(&searcher, &engine_query, options.limit)
-                .map_err(engine_error(store))?;
+            let newest =
+                top::by_newest(searcher, engine_query, want).map_err(engine_error(store))?;
             let mut scored = Vec::with_capacity(newest.len());
             for address in newest {
                 let explained = engine_query
-                    .explain(&searcher, address)
+                    .explain(searcher, address)
                     .map_err(engine_error(store))?;
                 scored.push((explained.value(), address));
             }
             scored
         }
-    };
-    let snippets = snippet_generator(parsed, fields);
-    let mut hits = Vec::with_capacity(top.len());
-    for (score, address) in top {
-        hits.push(hit(store, &searcher, target, &snippets, score, address)?);
-    }
-    Ok(hits)
+    })
 }
 
 /// Snippets highlight the query's whole words (a prefix's completions are not highlighted).
@@ -419,6 +471,7 @@ fn hit(
     searcher: &Searcher,
     target: &Target,
     snippets: &SnippetGenerator,
+    active_paths: &mut ActivePaths,
     score: f32,
     address: DocAddress,
 ) -> Result<Hit, SearchError> {
@@ -449,11 +502,14 @@ fn hit(
         .logs
         .get(&key)
         .is_some_and(|state| state.legacy_v1);
-    let (snippet, highlights) = snippet_at(&session, offset, legacy_v1, snippets);
+    let edited_at = number_of(fields.edited_at);
+    let (snippet, highlights) = snippet_at(&session, offset, edited_at, legacy_v1, snippets);
     let timestamp = text_of(fields.timestamp);
+    let id = text_of(fields.id).unwrap_or_default();
+    let active_path = active_paths.contains(&session, &id, offset);
     Ok(Hit {
         line,
-        id: text_of(fields.id).unwrap_or_default(),
+        id,
         type_name: text_of(fields.type_name).unwrap_or_default(),
         role: text_of(fields.role).filter(|role| !role.is_empty()),
         timestamp_ms: timestamp
@@ -463,33 +519,40 @@ fn hit(
         score,
         snippet,
         highlights,
+        edited: edited_at.is_some(),
+        active_path,
         session,
     })
 }
 
 /// The snippet of the entry at `offset` of the log, read back from the log (the index does
-/// not store the text). Empty when the line can no longer be read or holds no text (the log
+/// not store the text): from the replacement of the context edit at `edited_at` when the
+/// entry was edited. Empty when the line can no longer be read or holds no text (the log
 /// changed since the refresh).
 fn snippet_at(
     log: &Path,
     offset: u64,
+    edited_at: Option<u64>,
     legacy_v1: bool,
     snippets: &SnippetGenerator,
 ) -> (String, Vec<Range<usize>>) {
-    let Some(text) = read_line(log, offset) else {
+    let Some(text) = read_line(log, edited_at.unwrap_or(offset)) else {
         return (String::new(), Vec::new());
     };
-    let Some(found) = extract(&text, legacy_v1) else {
+    let found_text = match edited_at {
+        Some(_) => context_edit(&text).and_then(|(_, replacement)| replacement),
+        None => extract(&text, legacy_v1).map(|found| found.text),
+    };
+    let Some(found_text) = found_text else {
         return (String::new(), Vec::new());
     };
-    let snippet = snippets.snippet(&found.text);
+    let snippet = snippets.snippet(&found_text);
     let (fragment, highlights) = if snippet.is_empty() {
-        let end = found
-            .text
+        let end = found_text
             .char_indices()
             .nth(SNIPPET_CHARS)
-            .map_or(found.text.len(), |(at, _)| at);
-        (found.text[..end].to_owned(), Vec::new())
+            .map_or(found_text.len(), |(at, _)| at);
+        (found_text[..end].to_owned(), Vec::new())
     } else {
         (
             snippet.fragment().to_owned(),

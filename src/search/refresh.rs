@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
-use super::documents::{DocumentSink, LineDocument, LogPosition, read_documents};
+use super::documents::{
+    DocumentSink, Edits, LineDocument, LogPosition, read_documents, read_edits,
+};
 use super::error::SearchError;
 use super::find::FoundLog;
 use super::progress::Progress;
@@ -124,7 +126,9 @@ pub fn refresh(
         store.catalog.logs.insert(key, state);
     }
     let results = index_all(&writer, store.fields, &jobs, progress, &store.dir)?;
-    for ((log, plan, _), (state, bytes)) in jobs.iter().zip(results) {
+    let mut edited = false;
+    for ((log, plan, _), (state, bytes, has_edits)) in jobs.iter().zip(results) {
+        edited |= has_edits;
         match plan {
             Plan::Append(_) => counts.caught_up += 1,
             _ => counts.read_whole += 1,
@@ -133,6 +137,10 @@ pub fn refresh(
         store.catalog.logs.insert(log.key.clone(), state);
     }
     commit(store, &mut writer)?;
+    if edited {
+        purge_deleted(store, writer)?;
+        return Ok(counts);
+    }
     let segments = store
         .index
         .searchable_segment_ids()
@@ -169,6 +177,39 @@ fn missing_keys<'a>(store: &'a SearchStore, logs: &[FoundLog]) -> impl Iterator<
         .logs
         .keys()
         .filter(move |key| !present.contains(key.as_str()))
+}
+
+/// Rewrites every segment that holds deleted documents without them, waits for every merge,
+/// and deletes the files of the segments no longer in the index: a document an edit removed
+/// leaves no term, position or norm behind in the index's files (a deleted document stays in
+/// its segment until a merge, and a segment's files until a collection that no writer of the
+/// refresh still pins).
+fn purge_deleted(store: &SearchStore, mut writer: IndexWriter) -> Result<(), SearchError> {
+    let metas = store
+        .index
+        .searchable_segment_metas()
+        .map_err(|error| engine(&store.dir, error))?;
+    let with_deletes: Vec<_> = metas
+        .iter()
+        .filter(|meta| meta.has_deletes())
+        .map(|meta| meta.id())
+        .collect();
+    drop(metas);
+    if !with_deletes.is_empty() {
+        writer
+            .merge(&with_deletes)
+            .wait()
+            .map_err(|error| engine(&store.dir, error))?;
+    }
+    writer
+        .wait_merging_threads()
+        .map_err(|error| engine(&store.dir, error))?;
+    let collector = store.writer(false, 0)?;
+    collector
+        .garbage_collect_files()
+        .wait()
+        .map_err(|error| engine(&store.dir, error))?;
+    Ok(())
 }
 
 fn commit(store: &SearchStore, writer: &mut IndexWriter) -> Result<(), SearchError> {
@@ -232,17 +273,17 @@ pub fn prefix_hash(path: &Path, len_bytes: u64) -> Result<String, SearchError> {
 }
 
 /// A log's new state and the bytes read to reach it.
-type JobResult = Result<(LogState, u64), SearchError>;
+type JobResult = Result<(LogState, u64, bool), SearchError>;
 
 /// Indexes every job on a few threads (one log at a time each), in any order; returns each
-/// job's new state and the bytes it read, in job order.
+/// job's new state, the bytes it read and whether the log has context edits, in job order.
 fn index_all(
     writer: &IndexWriter,
     fields: Fields,
     jobs: &[(&FoundLog, Plan, u64)],
     progress: &dyn Progress,
     dir: &Path,
-) -> Result<Vec<(LogState, u64)>, SearchError> {
+) -> Result<Vec<(LogState, u64, bool)>, SearchError> {
     // Half the cores read and extract, the writer's threads (one per core) tokenize and
     // index: a byte costs the engine about twice what its extraction costs, and more reading
     // threads only wait on the writer's full queue. On 2 cores, one reading thread instead of
@@ -298,8 +339,8 @@ fn index_log(
     size: u64,
     progress: &dyn Progress,
     dir: &Path,
-) -> Result<(LogState, u64), SearchError> {
-    let (from, modified_ns) = match plan {
+) -> Result<(LogState, u64, bool), SearchError> {
+    let (mut from, modified_ns) = match plan {
         Plan::Append(state) => (
             LogPosition {
                 offset_bytes: state.indexed_bytes,
@@ -310,6 +351,15 @@ fn index_log(
         ),
         _ => (LogPosition::START, log.modified_ns),
     };
+    // A context edit changes a line indexed before it: a catch-up that finds one reads the
+    // whole log again, its old documents deleted first (format-spec/search.md §4).
+    let mut edits: Edits = read_edits(&log.path, from, size)?;
+    if from.offset_bytes > 0 && !edits.is_empty() {
+        writer.delete_term(Term::from_field_text(fields.session, &log.key));
+        from = LogPosition::START;
+        edits = read_edits(&log.path, from, size)?;
+    }
+    let started_at = from.offset_bytes;
     let mut sink = WriterSink {
         writer,
         fields,
@@ -317,7 +367,7 @@ fn index_log(
         progress,
         failure: None,
     };
-    let end = read_documents(&log.path, from, size, &mut sink)?;
+    let end = read_documents(&log.path, from, size, &edits, &mut sink)?;
     if let Some(error) = sink.failure {
         return Err(engine(dir, error));
     }
@@ -329,7 +379,7 @@ fn index_log(
         legacy_v1: end.legacy_v1.unwrap_or(false),
         prefix_hash: prefix_hash(&log.path, end.offset_bytes)?,
     };
-    Ok((state, end.offset_bytes - from.offset_bytes))
+    Ok((state, end.offset_bytes - started_at, !edits.is_empty()))
 }
 
 /// Adds each document of a log to the index writer.
@@ -351,6 +401,7 @@ impl DocumentSink for WriterSink<'_> {
             line,
             offset_bytes,
             extracted: found,
+            edited_at,
         } = found;
         let mut document = TantivyDocument::new();
         let fields = self.fields;
@@ -367,6 +418,9 @@ impl DocumentSink for WriterSink<'_> {
             }
         }
         document.add_text(fields.text, &found.text);
+        if let Some(edited_at) = edited_at {
+            document.add_u64(fields.edited_at, edited_at);
+        }
         if let Err(error) = self.writer.add_document(document) {
             self.failure = Some(error);
         }

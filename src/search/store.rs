@@ -91,6 +91,9 @@ pub struct Fields {
     /// The timestamp in epoch ms, for `--since`, `--until` and `--sort newest`.
     pub timestamp_ms: Field,
     pub text: Field,
+    /// Byte offset of the context edit whose replacement the text is; absent when the entry
+    /// was not edited.
+    pub edited_at: Field,
 }
 
 /// The name of the ms timestamp field (sorting by a fast field goes by name).
@@ -118,6 +121,7 @@ fn schema() -> (Schema, Fields) {
         timestamp: builder.add_text_field("timestamp", STORED),
         timestamp_ms: builder.add_i64_field(TIMESTAMP_MS_FIELD, INDEXED | FAST),
         text: builder.add_text_field("text", text_options),
+        edited_at: builder.add_u64_field("edited_at", STORED),
     };
     (builder.build(), fields)
 }

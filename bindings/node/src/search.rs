@@ -25,7 +25,9 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Status, Task};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
-use treelog::search::{Filters, Progress, RebuildReason, SearchError, SearchOptions, SortOrder};
+use treelog::search::{
+    Branches, Filters, Progress, RebuildReason, SearchError, SearchOptions, SortOrder,
+};
 
 /// The JS function that hears a call's events (one JSON string each).
 pub type EventSink = ThreadsafeFunction<String, Unknown<'static>, String, Status, false>;
@@ -67,8 +69,8 @@ struct SearchRequest {
 }
 
 /// Reads `{"query", "paths", "options"}`: `paths` null for the current directory, `options`
-/// the keys `role`, `type`, `since`, `until`, `limit`, `sort`, `indexDir` and `indexWrite`,
-/// each optional.
+/// the keys `role`, `type`, `since`, `until`, `limit`, `sort`, `branch`, `indexDir` and
+/// `indexWrite`, each optional.
 fn search_request(request: &str) -> Result<SearchRequest, Failure> {
     let request: Value = serde_json::from_str(request)
         .map_err(|error| invalid(format!("search: the request is not JSON: {error}")))?;
@@ -120,13 +122,14 @@ fn search_request(request: &str) -> Result<SearchRequest, Failure> {
 
 /// The options of a search, checked as the CLI checks its flags.
 fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure> {
-    const KNOWN: [&str; 8] = [
+    const KNOWN: [&str; 9] = [
         "role",
         "type",
         "since",
         "until",
         "limit",
         "sort",
+        "branch",
         "indexDir",
         "indexWrite",
     ];
@@ -198,6 +201,15 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
             )));
         }
     };
+    let branches = match text("branch")? {
+        None | Some("all") => Branches::All,
+        Some("active") => Branches::Active,
+        Some(other) => {
+            return Err(invalid(format!(
+                "search: branch {other:?} is not one of all, active"
+            )));
+        }
+    };
     Ok(SearchOptions {
         filters: Filters {
             roles,
@@ -209,6 +221,7 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
         sort,
         index_dir: index_dir("search", options)?,
         index_write: boolean("search", options, "indexWrite", true)?,
+        branches,
     })
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use indicatif::ProgressBar;
-use treelog::search::{Filters, Hit, Progress, RebuildReason, SearchOptions, SortOrder};
+use treelog::search::{Branches, Filters, Hit, Progress, RebuildReason, SearchOptions, SortOrder};
 
 use crate::exit::{CliError, print_error};
 use crate::out::Out;
@@ -33,8 +33,15 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// unusable. With --no-index-write nothing is written: a current index is read as it is, and
 /// otherwise the logs are indexed in memory for this search (same hits, slower, with a notice).
 ///
-/// Output: one hit per line, `FILE:LINE  ROLE  TIMESTAMP  snippet`. Exit 0 when there is a
-/// hit, 1 when there is none, 2 on bad usage or an unreadable PATH.
+/// Context edits are followed: a message taken out of the model's view (pi's `context_edit`
+/// with `replacement: null`) is not in the index at all, and a replaced one is found and shown
+/// by its replacement's text, marked `[edited]` (`"edited": true` in --json). Each hit says
+/// whether it is on its session's active path (the path from the leaf the session opens at);
+/// --branch active keeps only those.
+///
+/// Output: one hit per line, `FILE:LINE  ROLE  TIMESTAMP  [edited] [off-path] snippet`
+/// (the markers only when they apply). Exit 0 when there is a hit, 1 when there is none, 2 on
+/// bad usage or an unreadable PATH.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The words to find (a query may start with -word).
@@ -61,9 +68,21 @@ pub struct Args {
     /// Order of hits: best match first, or latest first; equal ones by session, then line.
     #[arg(long, value_enum, default_value_t = Sort::Score)]
     pub sort: Sort,
-    /// One JSON object per hit: {"session","line","id","type","role","timestamp","score","snippet"}.
+    /// Which branches' entries are hits: all (default), or only those on their session's
+    /// active path (from the leaf the session opens at to the root).
+    #[arg(long, value_enum, default_value_t = Branch::All)]
+    pub branch: Branch,
+    /// One JSON object per hit: {"session","line","id","type","role","timestamp","score",
+    /// "snippet","edited","activePath"}; `edited`: a context edit replaced the entry's text
+    /// (the hit is the replacement's), `activePath`: the entry is on its session's active path.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Branch {
+    All,
+    Active,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,6 +137,10 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         },
         index_dir: sidecars.index_dir,
         index_write: sidecars.index_write,
+        branches: match args.branch {
+            Branch::All => Branches::All,
+            Branch::Active => Branches::Active,
+        },
     };
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -175,11 +198,13 @@ fn human_line(hit: &Hit, highlight: bool) -> String {
     }
     snippet.push_str(&hit.snippet[at..]);
     format!(
-        "{}:{}  {}  {}  {}",
+        "{}:{}  {}  {}  {}{}{}",
         hit.session.display(),
         hit.line,
         hit.role.as_deref().unwrap_or(&hit.type_name),
         hit.timestamp.as_deref().unwrap_or("-"),
+        if hit.edited { "[edited] " } else { "" },
+        if hit.active_path { "" } else { "[off-path] " },
         snippet
     )
 }
