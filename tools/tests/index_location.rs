@@ -316,9 +316,20 @@ fn search_index_in_the_index_dir() {
     assert!(notice.contains("no search index yet"), "{notice}");
     assert!(!first.is_empty());
     assert_eq!(snapshot(&sessions), before, "the session folder changed");
-    let names: Vec<String> = std::fs::read_dir(&index_dir)
+    // The search index, and the sidecars of the sessions with hits (opened to say which hits
+    // are on their active path), go to the index directory.
+    let all: Vec<String> = std::fs::read_dir(&index_dir)
         .expect("index dir")
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        all.iter()
+            .all(|name| name.starts_with("search-") || name.ends_with(".treelog")),
+        "{all:?}"
+    );
+    let names: Vec<String> = all
+        .into_iter()
+        .filter(|name| name.starts_with("search-"))
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
     assert!(
