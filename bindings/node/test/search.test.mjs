@@ -364,3 +364,24 @@ test("a search does not block the event loop", async () => {
   assert.equal(order[0], "timer", order.join(", "));
   assert.ok(ticks >= 1, order.join(", "));
 });
+
+/**
+ * Context edits and branches, as the CLI has them: every hit says whether a context edit
+ * replaced its text (`edited`) and whether it lies on its session's active path (`activePath`);
+ * `branch: "active"` keeps exactly the on-path hits of `branch: "all"`, in order.
+ */
+test("edited and activePath as the CLI gives them; branch 'active' keeps the on-path hits", async () => {
+  const dir = bundledDir();
+  for (const query of ["the", "file", "test*"]) {
+    const all = await treelog.search(query, dir, { limit: 1000 });
+    const [cliAll] = cli(["--limit", "1000", query, dir]);
+    assert.deepEqual(all, cliAll, `${query}: all branches`);
+    assert.ok(all.length > 0 && all.every((hit) => typeof hit.edited === "boolean" && typeof hit.activePath === "boolean"), query);
+    const active = await treelog.search(query, dir, { limit: 1000, branch: "active" });
+    const [cliActive] = cli(["--limit", "1000", "--branch", "active", query, dir]);
+    assert.deepEqual(active, cliActive, `${query}: active branch`);
+    assert.deepEqual(active, all.filter((hit) => hit.activePath), `${query}: the on-path hits of all`);
+  }
+  assert.ok((await treelog.search("the", dir, { limit: 1000 })).some((hit) => !hit.activePath), "the bundled logs have hits off their active path");
+  await assert.rejects(treelog.search("the", dir, { branch: "some" }), (error) => error.code === "TREELOG_INVALID_INPUT");
+});
