@@ -4,6 +4,7 @@
 // Each test binary reads the fields it needs.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use treelog::search;
@@ -48,5 +49,54 @@ pub fn entry_texts(dir: &Path) -> Vec<EntryText> {
             }
         }
     }
+    entries
+}
+
+/// Every entry's text with its log's context edits applied, read here line by line
+/// (format-spec/search.md §2): the latest edit naming an entry's id, later in the log than
+/// the entry, removes it, or gives a user, assistant or tool result message or a custom
+/// message its replacement's text (none when that is empty).
+pub fn followed_entry_texts(dir: &Path) -> Vec<EntryText> {
+    /// A log's lines, and its latest edit of each target id: (line, replacement).
+    type LogEdits = (Vec<String>, HashMap<String, (u64, Option<String>)>);
+    let mut logs: HashMap<PathBuf, LogEdits> = HashMap::new();
+    let mut entries = entry_texts(dir);
+    entries.retain_mut(|entry| {
+        let (lines, edits) = logs.entry(entry.path.clone()).or_insert_with(|| {
+            let lines: Vec<String> = String::from_utf8_lossy(&std::fs::read(&entry.path).unwrap())
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            let mut edits = HashMap::new();
+            for (at, line) in lines.iter().enumerate() {
+                if let Some((target, replacement)) = search::context_edit(line) {
+                    edits.insert(target, (at as u64 + 1, replacement));
+                }
+            }
+            (lines, edits)
+        });
+        let Some((edit_line, replacement)) = edits.get(&entry.id).filter(|_| !entry.id.is_empty())
+        else {
+            return true;
+        };
+        if *edit_line <= entry.line {
+            return true;
+        }
+        let Some(replacement) = replacement else {
+            return false;
+        };
+        let found = search::extract(&lines[entry.line as usize - 1], false).unwrap();
+        let replaceable = found.kind == treelog::EntryKind::CustomMessage
+            || (found.kind == treelog::EntryKind::Message
+                && matches!(
+                    found.role.as_deref(),
+                    Some("user" | "assistant" | "toolResult")
+                ));
+        if !replaceable {
+            return true;
+        }
+        entry.text = replacement.clone();
+        !entry.text.is_empty()
+    });
     entries
 }

@@ -7,13 +7,13 @@ mod rng;
 #[path = "../../tests/common/search_texts.rs"]
 mod search_texts;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use rng::Rng;
-use search_texts::{EntryText, entry_texts};
+use search_texts::followed_entry_texts;
 use serde_json::Value;
 use treelog::search;
 
@@ -54,55 +54,6 @@ fn brute_force(dir: &Path, prefix: &Path, query: &str) -> BTreeSet<(PathBuf, u64
         .filter(|entry| search::matches_text(&query, &entry.text))
         .map(|entry| (prefix.join(&entry.key), entry.line, entry.id))
         .collect()
-}
-
-/// Every entry's text with its log's context edits applied, read here line by line
-/// (format-spec/search.md §2): the latest edit naming an entry's id, later in the log than
-/// the entry, removes it, or gives a user, assistant or tool result message or a custom
-/// message its replacement's text (none when that is empty).
-fn followed_entry_texts(dir: &Path) -> Vec<EntryText> {
-    /// A log's lines, and its latest edit of each target id: (line, replacement).
-    type LogEdits = (Vec<String>, HashMap<String, (u64, Option<String>)>);
-    let mut logs: HashMap<PathBuf, LogEdits> = HashMap::new();
-    let mut entries = entry_texts(dir);
-    entries.retain_mut(|entry| {
-        let (lines, edits) = logs.entry(entry.path.clone()).or_insert_with(|| {
-            let lines: Vec<String> = String::from_utf8_lossy(&std::fs::read(&entry.path).unwrap())
-                .lines()
-                .map(str::to_owned)
-                .collect();
-            let mut edits = HashMap::new();
-            for (at, line) in lines.iter().enumerate() {
-                if let Some((target, replacement)) = search::context_edit(line) {
-                    edits.insert(target, (at as u64 + 1, replacement));
-                }
-            }
-            (lines, edits)
-        });
-        let Some((edit_line, replacement)) = edits.get(&entry.id).filter(|_| !entry.id.is_empty())
-        else {
-            return true;
-        };
-        if *edit_line <= entry.line {
-            return true;
-        }
-        let Some(replacement) = replacement else {
-            return false;
-        };
-        let found = search::extract(&lines[entry.line as usize - 1], false).unwrap();
-        let replaceable = found.kind == treelog::EntryKind::CustomMessage
-            || (found.kind == treelog::EntryKind::Message
-                && matches!(
-                    found.role.as_deref(),
-                    Some("user" | "assistant" | "toolResult")
-                ));
-        if !replaceable {
-            return true;
-        }
-        entry.text = replacement.clone();
-        !entry.text.is_empty()
-    });
-    entries
 }
 
 fn json_hits(output: &Output) -> Vec<Value> {
