@@ -372,32 +372,23 @@ fn preceded_by_path(bytes: &[u8], at: usize) -> bool {
 fn crate_files(workspace: &Path, root: &str) -> Vec<SourceFile> {
     let src = workspace.join(Path::new(root).parent().unwrap());
     let mut files = Vec::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let relative = path.strip_prefix(&src).unwrap();
-                let mut module: Vec<String> = relative
-                    .with_extension("")
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect();
-                if relative == Path::new(root).file_name().map(PathBuf::from).unwrap()
-                    || module.last().is_some_and(|m| m == "mod")
-                {
-                    module.pop();
-                }
-                files.push(SourceFile {
-                    name: path.strip_prefix(workspace).unwrap().display().to_string(),
-                    module,
-                    text: std::fs::read_to_string(&path).unwrap(),
-                });
-            }
+    for path in rust_paths_under(&src) {
+        let relative = path.strip_prefix(&src).unwrap();
+        let mut module: Vec<String> = relative
+            .with_extension("")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if relative == Path::new(root).file_name().map(PathBuf::from).unwrap()
+            || module.last().is_some_and(|m| m == "mod")
+        {
+            module.pop();
         }
+        files.push(SourceFile {
+            name: path.strip_prefix(workspace).unwrap().display().to_string(),
+            module,
+            text: std::fs::read_to_string(&path).unwrap(),
+        });
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));
     // A file declared `#[cfg(test)] mod x;` is test code, as a test module written inline.
@@ -542,8 +533,21 @@ fn issue_citations(text: &str) -> Vec<(usize, String)> {
 /// Every `.rs` file under `dir`, test modules included, as (path relative to the workspace,
 /// text).
 fn rust_files_under(workspace: &Path, dir: &str) -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    let mut dirs = vec![workspace.join(dir)];
+    let mut files: Vec<(String, String)> = rust_paths_under(&workspace.join(dir))
+        .into_iter()
+        .map(|path| {
+            let name = path.strip_prefix(workspace).unwrap().display().to_string();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The paths of every `.rs` file under `dir`, subdirectories included.
+fn rust_paths_under(dir: &Path) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         for entry in entries {
@@ -551,13 +555,11 @@ fn rust_files_under(workspace: &Path, dir: &str) -> Vec<(String, String)> {
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let name = path.strip_prefix(workspace).unwrap().display().to_string();
-                files.push((name, std::fs::read_to_string(&path).unwrap()));
+                paths.push(path);
             }
         }
     }
-    files.sort();
-    files
+    paths
 }
 
 fn workspace() -> PathBuf {
