@@ -233,6 +233,17 @@ impl Session {
         Ok(out.into_iter().flatten().collect())
     }
 
+    /// The records and lines of `seqs`, read in file order (as lines are read together), with
+    /// the place in `seqs` of each: a caller puts its answers back in the order it was asked.
+    fn lines_in_file_order(&self, seqs: &[u64]) -> Result<(Vec<usize>, Vec<Record>, LineTexts)> {
+        let mut order: Vec<usize> = (0..seqs.len()).collect();
+        order.sort_by_key(|&at| seqs[at]);
+        let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
+        let records = self.records_of(&sorted)?;
+        let lines = self.read_lines(&records.iter().collect::<Vec<_>>())?;
+        Ok((order, records, lines))
+    }
+
     /// The entry `seq` as the index knows it; `near` is a record at hand that may be its
     /// parent (a path's entries come parent first).
     fn indexed_entry(
@@ -270,11 +281,7 @@ impl Session {
     /// messages' roles, providers or stop reasons needs, without their contents.
     pub fn message_heads(&self, seqs: &[u64]) -> Result<Vec<Option<String>>> {
         self.answering(|session| {
-            let mut order: Vec<usize> = (0..seqs.len()).collect();
-            order.sort_by_key(|&at| seqs[at]);
-            let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
-            let records = session.records_of(&sorted)?;
-            let lines = session.read_lines(&records.iter().collect::<Vec<_>>())?;
+            let (order, records, lines) = session.lines_in_file_order(seqs)?;
             let mut out = vec![None; seqs.len()];
             for (index, &at) in order.iter().enumerate() {
                 let record = &records[index];
@@ -296,11 +303,7 @@ impl Session {
     /// given), each checked against its crc32: entries read back in one call.
     pub fn lines_jsonl(&self, seqs: &[u64]) -> Result<String> {
         self.answering(|session| {
-            let mut order: Vec<usize> = (0..seqs.len()).collect();
-            order.sort_by_key(|&at| seqs[at]);
-            let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
-            let records = session.records_of(&sorted)?;
-            let lines = session.read_lines(&records.iter().collect::<Vec<_>>())?;
+            let (order, _, lines) = session.lines_in_file_order(seqs)?;
             let mut place = vec![0; seqs.len()];
             for (index, &at) in order.iter().enumerate() {
                 place[at] = index;
