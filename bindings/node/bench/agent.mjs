@@ -26,11 +26,11 @@
 // exit 1. The ratio column is pi / treelog: above 1x, treelog is faster.
 import { execFileSync } from "node:child_process";
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { canonical, firstDifference } from "../../../tests/pi-diff/common.mjs";
+import { runHeader } from "./run-header.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DATA = join(HERE, ".data");
@@ -191,12 +191,7 @@ for (const entries of sizes) {
 // ---- the report ----
 
 const header = {
-  machine: `${cpus().length} cores (${cpus()[0]?.model ?? "unknown cpu"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
-  node: process.version,
-  date: new Date().toISOString(),
-  command: process.env.npm_lifecycle_event === "bench"
-    ? `npm run bench -- ${process.argv.slice(2).join(" ")}`
-    : [process.execPath, ...process.execArgv, ...process.argv.slice(1)].join(" "),
+  ...runHeader(),
   prompts,
   runs,
 };

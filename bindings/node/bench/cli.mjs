@@ -20,13 +20,13 @@
 // targets, each met or missed.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import {
   ANSWER, MODEL, MODEL_ARGS, NODE, PI_ROOT, command, copySession, hasTmux, makeAgentDir, piEnv, run, startFakeModel, startTmux, tempDir,
 } from "../test/cli/fixture.mjs";
+import { runHeader } from "./run-header.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DATA = join(HERE, ".data");
@@ -225,12 +225,7 @@ try {
 
 const piVersion = JSON.parse(readFileSync(join(PI_ROOT, "package.json"), "utf8")).version;
 const header = {
-  machine: `${cpus().length} cores (${cpus()[0]?.model ?? "unknown cpu"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB`,
-  node: process.version,
-  date: new Date().toISOString(),
-  command: process.env.npm_lifecycle_event === "bench"
-    ? `npm run bench -- ${process.argv.slice(2).join(" ")}`
-    : [process.execPath, ...process.execArgv, ...process.argv.slice(1)].join(" "),
+  ...runHeader(),
   pi: piVersion,
   runs,
 };
