@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use common::rng::Rng;
-use common::search_texts::{EntryText, followed_entry_texts};
+use common::search_texts::{EntryText, entry_texts, followed_entry_texts};
 use treelog::search::{self, Branches, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
 
 /// Every hit a test can see: (log path, line, id).
@@ -142,6 +142,7 @@ fn options(limit: usize) -> SearchOptions {
         index_dir: None,
         index_write: true,
         branches: Branches::All,
+        include_edited: false,
     }
 }
 
@@ -331,7 +332,8 @@ fn unusable_indexes_are_rebuilt() {
             "other version",
             Box::new(|| {
                 let text = std::fs::read_to_string(&meta).unwrap();
-                let changed = text.replace("\\\"format\\\":1", "\\\"format\\\":99");
+                let format = format!("\\\"format\\\":{}", search::CATALOG_FORMAT);
+                let changed = text.replace(&format, "\\\"format\\\":99");
                 assert_ne!(text, changed, "meta.json holds the catalog's format");
                 std::fs::write(&meta, changed).unwrap();
             }),
@@ -394,6 +396,7 @@ fn filters_and_newest_order() {
         index_dir: None,
         index_write: true,
         branches: Branches::All,
+        include_edited: false,
     };
     let got = search::search(dir.path(), &query, &newest, &notices).unwrap();
     let expected: BTreeSet<_> = all
@@ -976,5 +979,204 @@ fn active_branch_hits_equal_the_path_from_the_leaf() {
             .collect();
         let got: Vec<String> = hits.iter().map(|hit| hit.id.clone()).collect();
         assert_eq!(got, expected, "limit {limit}");
+    }
+}
+
+/// With `include_edited`, the original text of a removed or a replaced message is found,
+/// read back from the log and marked `original`; without it, it is not found; either way the
+/// index's files never hold it. The edited lines stay known across a catch-up without edits
+/// and are found again after one with an edit, and the filters apply to originals too.
+#[test]
+fn include_edited_finds_originals_from_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("a.jsonl");
+    append_lines(
+        &log,
+        &[
+            HEADER.to_owned(),
+            message_line("m1", None, "user", "my password is hunter2zebra"),
+            message_line("m2", Some("m1"), "assistant", "noted alpaca"),
+            message_line("m3", Some("m2"), "user", "keep gecko"),
+            edit_line("e1", "m3", "m1", None),
+            edit_line("e2", "e1", "m2", Some("redacted llama")),
+        ],
+    );
+    append_lines(
+        &dir.path().join("b.jsonl"),
+        &[
+            HEADER.to_owned(),
+            message_line("x1", None, "user", "unrelated alpaca"),
+        ],
+    );
+    let with_edited = |text: &str, filters: Filters| {
+        let options = SearchOptions {
+            include_edited: true,
+            filters,
+            ..options(100)
+        };
+        search::search(
+            dir.path(),
+            &search::parse(text).unwrap(),
+            &options,
+            &Notices::default(),
+        )
+        .unwrap()
+    };
+    let originals = |hits: &[search::Hit]| -> Vec<(u64, String)> {
+        hits.iter()
+            .filter(|hit| hit.original == Some(true))
+            .map(|hit| (hit.line, hit.snippet.clone()))
+            .collect()
+    };
+    for round in [
+        "first build",
+        "after an append without edits",
+        "after an edit",
+    ] {
+        match round {
+            "after an append without edits" => {
+                append_lines(
+                    &log,
+                    &[message_line("m4", Some("e2"), "user", "more gecko")],
+                );
+            }
+            "after an edit" => {
+                append_lines(&log, &[edit_line("e3", "m4", "m3", None)]);
+            }
+            _ => {}
+        }
+        assert!(hits_of(dir.path(), "hunter2zebra").is_empty(), "{round}");
+        let hits = with_edited("hunter2zebra", Filters::default());
+        assert_eq!(
+            originals(&hits),
+            [(2, "my password is hunter2zebra".to_owned())],
+            "{round}"
+        );
+        assert!(!hits[0].edited && hits[0].score > 0.0, "{round}");
+        assert_eq!(hits[0].id, "m1");
+        // The replaced message: its old words are an original, its new ones the index's hit.
+        let alpaca = with_edited("alpaca", Filters::default());
+        assert_eq!(
+            originals(&alpaca),
+            [(3, "noted alpaca".to_owned())],
+            "{round}"
+        );
+        assert_eq!(alpaca.len(), 2, "{round}: {alpaca:?}");
+        assert!(
+            alpaca
+                .iter()
+                .all(|hit| hit.original == Some(hit.session == log)),
+            "{round}"
+        );
+        let llama = with_edited("llama", Filters::default());
+        assert_eq!(llama.len(), 1, "{round}");
+        assert!(
+            llama[0].edited && llama[0].original == Some(false),
+            "{round}"
+        );
+        // Phrases, prefixes, exclusions and filters read originals as the index reads text.
+        assert_eq!(with_edited("\"password is\"", Filters::default()).len(), 1);
+        assert_eq!(with_edited("\"is password\"", Filters::default()).len(), 0);
+        assert_eq!(with_edited("hunter2*", Filters::default()).len(), 1);
+        assert_eq!(
+            with_edited("password -hunter2zebra", Filters::default()).len(),
+            0
+        );
+        let assistant = Filters {
+            roles: vec!["assistant".into()],
+            ..Filters::default()
+        };
+        assert_eq!(with_edited("hunter2zebra", assistant.clone()).len(), 0);
+        assert_eq!(originals(&with_edited("alpaca", assistant)).len(), 1);
+        let gecko = with_edited("gecko", Filters::default());
+        let removed_gecko = round == "after an edit";
+        assert_eq!(
+            originals(&gecko),
+            if removed_gecko {
+                vec![(4, "keep gecko".to_owned())]
+            } else {
+                vec![]
+            },
+            "{round}"
+        );
+        for word in ["hunter2zebra", "password", "noted"] {
+            assert!(
+                !index_holds(dir.path(), word),
+                "{round}: {word} is in the index"
+            );
+        }
+    }
+    // An index built in memory (no index writes, none in the index directory) knows the
+    // same edited lines; a file searched alone has its originals.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let options = SearchOptions {
+        include_edited: true,
+        index_write: false,
+        index_dir: Some(elsewhere.path().to_path_buf()),
+        ..options(100)
+    };
+    let hits = search::search(
+        &log,
+        &search::parse("hunter2zebra").unwrap(),
+        &options,
+        &Notices::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        originals(&hits),
+        [(2, "my password is hunter2zebra".to_owned())]
+    );
+    assert_eq!(hits[0].session, log);
+}
+
+/// With `include_edited`, random queries over the words of the entries edits removed or
+/// replaced find exactly what a brute-force scan of the followed texts and of those entries'
+/// original texts finds, and every hit marked original is one of those originals.
+#[test]
+fn include_edited_hits_equal_a_brute_force_scan() {
+    let dir = corpus();
+    let followed = followed_entry_texts(dir.path());
+    let kept: BTreeSet<(PathBuf, u64, &str)> = followed
+        .iter()
+        .map(|entry| (entry.path.clone(), entry.line, entry.text.as_str()))
+        .collect();
+    let originals: Vec<EntryText> = entry_texts(dir.path())
+        .into_iter()
+        .filter(|entry| !kept.contains(&(entry.path.clone(), entry.line, entry.text.as_str())))
+        .collect();
+    assert!(originals.len() > 10, "the corpus has edited entries");
+    let options = SearchOptions {
+        include_edited: true,
+        ..options(100_000)
+    };
+    let mut rng = Rng(35);
+    for _ in 0..80 {
+        let words = search::tokens(&rng.pick(&originals).text);
+        let at = rng.below(words.len());
+        let word = &words[at].1;
+        let text = match rng.below(4u64) {
+            0 => word.clone(),
+            1 if at + 1 < words.len() => format!("\"{word} {}\"", words[at + 1].1),
+            2 => format!("{}*", word.chars().take(3).collect::<String>()),
+            _ => format!("{word} -{}", rng.pick(&words).1),
+        };
+        let Ok(query) = search::parse(&text) else {
+            continue;
+        };
+        let of_originals = brute_force_in(&originals, &query);
+        let mut expected = brute_force_in(&followed, &query);
+        expected.extend(of_originals.iter().cloned());
+        let hits = search::search(dir.path(), &query, &options, &Notices::default()).unwrap();
+        let got: HitSet = hits
+            .iter()
+            .map(|hit| (hit.session.clone(), hit.line, hit.id.clone()))
+            .collect();
+        assert_eq!(got, expected, "query {text:?}: index (left) vs brute force");
+        for hit in hits.iter().filter(|hit| hit.original == Some(true)) {
+            assert!(
+                of_originals.contains(&(hit.session.clone(), hit.line, hit.id.clone())),
+                "{text:?}: {hit:?}"
+            );
+        }
     }
 }

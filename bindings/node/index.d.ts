@@ -480,6 +480,8 @@ export interface SearchHit {
     edited: boolean;
     /** The entry is on its session's active path (from the leaf the session opens at to the root). */
     activePath: boolean;
+    /** Only with `includeEdited`: the hit is the entry's original text, which a context edit removed from the model's view or replaced (read from the log; the index never holds it). */
+    original?: boolean;
 }
 /** An index found missing, damaged, of another version or half-written, rebuilt from the logs. */
 export interface SearchNotice {
@@ -517,6 +519,8 @@ export interface SearchOptions extends SearchEvents {
     sort?: "score" | "newest";
     /** `--branch`: every branch's entries (default), or only those on their session's active path. */
     branch?: "all" | "active";
+    /** `--include-edited`: also search the original text of entries a context edit removed or replaced, read from the logs; such hits have `original: true` (and every hit has `original`). Default false. */
+    includeEdited?: boolean;
     /** `--index-dir D`: keep the search index in `D/search-<key of the directory>/` instead of beside the sessions. */
     indexDir?: string;
     /** `false` is `--no-index-write`: write nothing anywhere (a current index is read as it is; otherwise the search indexes in memory, for this call only). Default true. */

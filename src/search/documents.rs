@@ -125,6 +125,9 @@ pub(crate) trait DocumentSink {
     fn document(&mut self, document: LineDocument);
     /// `len_bytes` more bytes of the log were read.
     fn read_bytes(&mut self, _len_bytes: u64) {}
+    /// The entry at `line` (1-based) and `offset_bytes` is removed or replaced by a context
+    /// edit: its own text has no document.
+    fn edited(&mut self, _line: u64, _offset_bytes: u64) {}
 }
 
 /// Hands every document of `log` in `[from.offset_bytes, end_bytes)` to `sink` (`end_bytes`
@@ -195,8 +198,12 @@ impl LineSink for Lines<'_> {
             && edit.line > self.lines
         {
             match &edit.replacement {
-                None => return Ok(()),
+                None => {
+                    self.sink.edited(self.lines, line.offset_bytes);
+                    return Ok(());
+                }
                 Some(replacement) if replaceable(&extracted) => {
+                    self.sink.edited(self.lines, line.offset_bytes);
                     if replacement.is_empty() {
                         return Ok(());
                     }

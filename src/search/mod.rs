@@ -16,31 +16,35 @@
 //! The index follows context edits: an entry removed from the model's view has no document
 //! (no term, no stored text), a replaced one is indexed with its replacement's text and its
 //! hit says so ([`Hit::edited`]). Each hit also says whether it stands on its session's active
-//! path ([`Hit::active_path`]; [`Branches::Active`] keeps only those).
+//! path ([`Hit::active_path`]; [`Branches::Active`] keeps only those). On request
+//! ([`SearchOptions::include_edited`]) the original text of removed and replaced entries is
+//! searched too, read back from the logs at the places the catalog keeps ([`Hit::original`]).
 //!
 //! Modules: `extract` (the searchable text of a line, pure), `documents` (a log's lines
 //! that hold text, from a position, with its context edits applied: what the index holds),
 //! `branch` (the active path of the sessions hits come from), `query` (the syntax and the
 //! engine query), `phrase` (a phrase query that skips documents that cannot reach the top
-//! hits), `top` (the top hits, ties ordered by session and line), `store` (schema, catalog,
-//! lock, open/rebuild), `refresh` (catch-up), `find` (the logs under a directory).
+//! hits), `originals` (the original text of edited entries, from the logs), `top` (the top
+//! hits, ties ordered by session and line), `store` (schema, catalog, lock, open/rebuild),
+//! `refresh` (catch-up), `find` (the logs under a directory).
 
 mod branch;
 mod documents;
 mod error;
 mod extract;
 mod find;
+mod originals;
 mod phrase;
 mod progress;
 mod query;
 mod refresh;
+mod snippet;
 mod store;
 mod top;
 
 use std::collections::BTreeMap;
 use std::io;
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
@@ -60,10 +64,8 @@ pub use refresh::RefreshCounts;
 pub use store::{CATALOG_FORMAT, INDEX_DIR_NAME, index_path, tokens};
 
 use branch::ActivePaths;
+use snippet::{SNIPPET_CHARS, read_line, snippet_of};
 use store::{Fields, SearchStore, analyzer};
-
-/// Characters of text around the matched words in a snippet.
-const SNIPPET_CHARS: usize = 160;
 
 /// The order of hits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -90,6 +92,10 @@ pub struct SearchOptions {
     pub index_write: bool,
     /// Which branches' entries are hits (default: all).
     pub branches: Branches,
+    /// Also search the original text of the entries that context edits remove or replace,
+    /// read back from the logs (the index never holds it); such hits say so
+    /// ([`Hit::original`]).
+    pub include_edited: bool,
 }
 
 /// One entry that holds the query's words.
@@ -117,14 +123,18 @@ pub struct Hit {
     pub edited: bool,
     /// The entry is on its session's active path (from the leaf the session opens at).
     pub active_path: bool,
+    /// With [`SearchOptions::include_edited`]: whether the hit is the entry's original text,
+    /// which a context edit removed from the model's view or replaced (`Some(false)` for the
+    /// index's hits); `None` when the search did not include edited entries.
+    pub original: Option<bool>,
 }
 
 impl Hit {
     /// The hit as `treelog search --json` prints it: exactly the keys `session`, `line`, `id`,
     /// `type`, `role` (null when none), `timestamp`, `score`, `snippet`, `edited` and
-    /// `activePath`.
+    /// `activePath`, and `original` after them when the search included edited entries.
     pub fn to_json(&self) -> String {
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "session": self.session.display().to_string(),
             "line": self.line,
             "id": self.id,
@@ -135,8 +145,11 @@ impl Hit {
             "snippet": self.snippet,
             "edited": self.edited,
             "activePath": self.active_path,
-        })
-        .to_string()
+        });
+        if let (Some(original), Some(object)) = (self.original, json.as_object_mut()) {
+            object.insert("original".into(), original.into());
+        }
+        json.to_string()
     }
 }
 
@@ -151,6 +164,16 @@ struct Target {
 }
 
 impl Target {
+    /// The path of the log `key` as hits name it.
+    fn session_of(&self, key: &str) -> PathBuf {
+        match &self.only_key {
+            Some(_) => self.base.clone(),
+            None => key
+                .split('/')
+                .fold(self.base.clone(), |path, part| path.join(part)),
+        }
+    }
+
     /// The logs this search covers, with their sizes and mtimes now. Called with the index's
     /// lock held, so that no other search changes the catalog between this look and the
     /// refresh that compares the two.
@@ -401,12 +424,12 @@ fn run_query(
     // Hits off the active path are left out after the engine ranks them: the top documents
     // are asked for in growing numbers until `limit` hits remain or none is left.
     let mut want = options.limit;
-    loop {
+    let mut hits = loop {
         let top = top_documents(store, &searcher, engine_query.as_ref(), options.sort, want)?;
         let exhausted = top.len() < want;
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
-            let hit = hit(
+            let (key, hit) = hit(
                 store,
                 &searcher,
                 target,
@@ -416,15 +439,76 @@ fn run_query(
                 address,
             )?;
             if options.branches == Branches::All || hit.active_path {
-                hits.push(hit);
+                hits.push((key, hit));
             }
         }
         if hits.len() >= options.limit || exhausted || options.branches == Branches::All {
             hits.truncate(options.limit);
-            return Ok(hits);
+            break hits;
         }
         want = want.saturating_mul(4);
+    };
+    if options.include_edited {
+        for (_, hit) in &mut hits {
+            hit.original = Some(false);
+        }
+        let matcher = originals::Matcher {
+            searcher: &searcher,
+            text_field: fields.text,
+            parsed,
+            filters: &options.filters,
+            snippets: &snippets,
+        };
+        for (key, state) in &store.catalog.logs {
+            if state.edited.is_empty() || target.only_key.as_ref().is_some_and(|only| only != key) {
+                continue;
+            }
+            let session = target.session_of(key);
+            let found = originals::original_hits(key, &session, state, &matcher, &mut active_paths);
+            hits.extend(
+                found
+                    .into_iter()
+                    .filter(|found| options.branches == Branches::All || found.active_path)
+                    .map(original_hit),
+            );
+        }
+        // The index's hits are in this order already; the originals take their places in it.
+        hits.sort_by(|(a_key, a), (b_key, b)| {
+            let first = match options.sort {
+                SortOrder::Score => b.score.total_cmp(&a.score),
+                SortOrder::Newest => match (a.timestamp_ms, b.timestamp_ms) {
+                    (Some(a_ms), Some(b_ms)) => b_ms.cmp(&a_ms),
+                    // Entries without a time come last.
+                    (a_ms, b_ms) => a_ms.is_none().cmp(&b_ms.is_none()),
+                },
+            };
+            first
+                .then_with(|| a_key.cmp(b_key))
+                .then(a.line.cmp(&b.line))
+        });
+        hits.truncate(options.limit);
     }
+    Ok(hits.into_iter().map(|(_, hit)| hit).collect())
+}
+
+/// The hit of an original text, with its log's key.
+fn original_hit(found: originals::OriginalHit) -> (String, Hit) {
+    let hit = Hit {
+        session: found.session,
+        line: found.line,
+        id: found.extracted.id,
+        type_name: found.extracted.type_name,
+        role: found.extracted.role,
+        timestamp: found.extracted.timestamp,
+        timestamp_ms: found.timestamp_ms,
+        score: found.score,
+        snippet: found.snippet,
+        highlights: found.highlights,
+        edited: false,
+        active_path: found.active_path,
+        original: Some(true),
+    };
+    (found.key, hit)
 }
 
 /// The first `want` documents of `engine_query` in the order of hits, with their scores.
@@ -474,7 +558,7 @@ fn hit(
     active_paths: &mut ActivePaths,
     score: f32,
     address: DocAddress,
-) -> Result<Hit, SearchError> {
+) -> Result<(String, Hit), SearchError> {
     let fields = store.fields;
     let document: TantivyDocument = searcher.doc(address).map_err(engine_error(store))?;
     let text_of = |field| {
@@ -491,12 +575,7 @@ fn hit(
     let key = text_of(fields.session).ok_or_else(|| damaged("session"))?;
     let line = number_of(fields.line).ok_or_else(|| damaged("line"))?;
     let offset = number_of(fields.offset).ok_or_else(|| damaged("offset"))?;
-    let session = match &target.only_key {
-        Some(_) => target.base.clone(),
-        None => key
-            .split('/')
-            .fold(target.base.clone(), |path, part| path.join(part)),
-    };
+    let session = target.session_of(&key);
     let legacy_v1 = store
         .catalog
         .logs
@@ -507,7 +586,7 @@ fn hit(
     let timestamp = text_of(fields.timestamp);
     let id = text_of(fields.id).unwrap_or_default();
     let active_path = active_paths.contains(&session, &id, offset);
-    Ok(Hit {
+    let hit = Hit {
         line,
         id,
         type_name: text_of(fields.type_name).unwrap_or_default(),
@@ -521,8 +600,10 @@ fn hit(
         highlights,
         edited: edited_at.is_some(),
         active_path,
+        original: None,
         session,
-    })
+    };
+    Ok((key, hit))
 }
 
 /// The snippet of the entry at `offset` of the log, read back from the log (the index does
@@ -543,59 +624,8 @@ fn snippet_at(
         Some(_) => context_edit(&text).and_then(|(_, replacement)| replacement),
         None => extract(&text, legacy_v1).map(|found| found.text),
     };
-    let Some(found_text) = found_text else {
-        return (String::new(), Vec::new());
-    };
-    let snippet = snippets.snippet(&found_text);
-    let (fragment, highlights) = if snippet.is_empty() {
-        let end = found_text
-            .char_indices()
-            .nth(SNIPPET_CHARS)
-            .map_or(found_text.len(), |(at, _)| at);
-        (found_text[..end].to_owned(), Vec::new())
-    } else {
-        (
-            snippet.fragment().to_owned(),
-            snippet.highlighted().to_vec(),
-        )
-    };
-    // One line: each control character becomes a space (same length, so ranges stay valid).
-    let flat = fragment
-        .chars()
-        .map(|c| {
-            if c.is_control() && c.is_ascii() {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    (flat, highlights)
-}
-
-/// Bytes read first for a snippet's line: most entries are shorter, and a longer line is
-/// read on in chunks twice as large each time.
-const SNIPPET_READ_FIRST_BYTES: usize = 8 << 10;
-
-/// The line starting at `offset` of `log`, without its `\n`.
-fn read_line(log: &Path, offset: u64) -> Option<String> {
-    let file = std::fs::File::open(log).ok()?;
-    let mut line = Vec::new();
-    let mut chunk = vec![0; SNIPPET_READ_FIRST_BYTES];
-    loop {
-        let read = file.read_at(&mut chunk, offset + line.len() as u64).ok()?;
-        if read == 0 {
-            return None;
-        }
-        if let Some(end) = memchr::memchr(b'\n', &chunk[..read]) {
-            line.extend_from_slice(&chunk[..end]);
-            return String::from_utf8(line).ok();
-        }
-        line.extend_from_slice(&chunk[..read]);
-        if line.len() > crate::limits::LINE_LEN_MAX {
-            return None;
-        }
-        let grown = (chunk.len() * 2).min(1 << 20);
-        chunk.resize(grown, 0);
+    match found_text {
+        Some(found_text) => snippet_of(&found_text, snippets),
+        None => (String::new(), Vec::new()),
     }
 }

@@ -360,12 +360,19 @@ fn index_log(
         edits = read_edits(&log.path, from, size)?;
     }
     let started_at = from.offset_bytes;
+    // A catch-up without edits keeps the edited lines already known; a read from the start
+    // finds them all again.
+    let edited = match plan {
+        Plan::Append(state) if from.offset_bytes > 0 => state.edited.clone(),
+        _ => Vec::new(),
+    };
     let mut sink = WriterSink {
         writer,
         fields,
         key: &log.key,
         progress,
         failure: None,
+        edited,
     };
     let end = read_documents(&log.path, from, size, &edits, &mut sink)?;
     if let Some(error) = sink.failure {
@@ -378,6 +385,7 @@ fn index_log(
         modified_ns,
         legacy_v1: end.legacy_v1.unwrap_or(false),
         prefix_hash: prefix_hash(&log.path, end.offset_bytes)?,
+        edited: sink.edited,
     };
     Ok((state, end.offset_bytes - started_at, !edits.is_empty()))
 }
@@ -390,6 +398,8 @@ struct WriterSink<'a> {
     progress: &'a dyn Progress,
     /// The writer's first failure; the documents after it are dropped and the refresh fails.
     failure: Option<tantivy::TantivyError>,
+    /// The log's lines that context edits remove or replace (`[line, offset]`).
+    edited: Vec<[u64; 2]>,
 }
 
 impl DocumentSink for WriterSink<'_> {
@@ -428,5 +438,9 @@ impl DocumentSink for WriterSink<'_> {
 
     fn read_bytes(&mut self, len_bytes: u64) {
         self.progress.indexed(len_bytes);
+    }
+
+    fn edited(&mut self, line: u64, offset_bytes: u64) {
+        self.edited.push([line, offset_bytes]);
     }
 }

@@ -35,7 +35,7 @@ pub const INDEX_DIR_NAME: &str = ".treelog-search";
 /// The lock file inside it: held exclusively while a search checks and updates the index.
 const LOCK_FILE_NAME: &str = "lock";
 /// The catalog's format. Any other value (or none) rebuilds the index.
-pub const CATALOG_FORMAT: u32 = 1;
+pub const CATALOG_FORMAT: u32 = 2;
 /// The analyzer's name in the schema.
 const ANALYZER_NAME: &str = "treelog_text";
 /// Tokens longer than this many bytes are dropped (base64 and hashes pasted into text).
@@ -142,6 +142,11 @@ pub struct LogState {
     /// [`super::refresh::prefix_hash`] of the indexed bytes: a log whose prefix no longer has
     /// it was rewritten and is read again.
     pub prefix_hash: String,
+    /// The lines a context edit removes or replaces, as `[line, byte offset]` in file order:
+    /// where their original text is read back from the log (never their text, which the
+    /// index does not hold).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edited: Vec<[u64; 2]>,
 }
 
 /// The catalog: every log the index describes, by its path relative to the directory.

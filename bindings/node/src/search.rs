@@ -69,8 +69,8 @@ struct SearchRequest {
 }
 
 /// Reads `{"query", "paths", "options"}`: `paths` null for the current directory, `options`
-/// the keys `role`, `type`, `since`, `until`, `limit`, `sort`, `branch`, `indexDir` and
-/// `indexWrite`, each optional.
+/// the keys `role`, `type`, `since`, `until`, `limit`, `sort`, `branch`, `includeEdited`,
+/// `indexDir` and `indexWrite`, each optional.
 fn search_request(request: &str) -> Result<SearchRequest, Failure> {
     let request: Value = serde_json::from_str(request)
         .map_err(|error| invalid(format!("search: the request is not JSON: {error}")))?;
@@ -122,7 +122,7 @@ fn search_request(request: &str) -> Result<SearchRequest, Failure> {
 
 /// The options of a search, checked as the CLI checks its flags.
 fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure> {
-    const KNOWN: [&str; 9] = [
+    const KNOWN: [&str; 10] = [
         "role",
         "type",
         "since",
@@ -130,6 +130,7 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
         "limit",
         "sort",
         "branch",
+        "includeEdited",
         "indexDir",
         "indexWrite",
     ];
@@ -222,6 +223,7 @@ fn search_options(options: &Map<String, Value>) -> Result<SearchOptions, Failure
         index_dir: index_dir("search", options)?,
         index_write: boolean("search", options, "indexWrite", true)?,
         branches,
+        include_edited: boolean("search", options, "includeEdited", false)?,
     })
 }
 

@@ -5,7 +5,7 @@
 // treelog-cli`, a no-op when it is current) and run from the repository's target directory.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -384,4 +384,52 @@ test("edited and activePath as the CLI gives them; branch 'active' keeps the on-
   }
   assert.ok((await treelog.search("the", dir, { limit: 1000 })).some((hit) => !hit.activePath), "the bundled logs have hits off their active path");
   await assert.rejects(treelog.search("the", dir, { branch: "some" }), (error) => error.code === "TREELOG_INVALID_INPUT");
+});
+
+/**
+ * `includeEdited`, as the CLI's `--include-edited`: the original text of a message a context
+ * edit removed or replaced is found (read from the log, never from the index), each such hit
+ * `original: true`, the text output marking it `[original]`; without it, no hit and no
+ * `original` key.
+ */
+test("includeEdited finds removed and replaced originals as the CLI does", async () => {
+  const dir = tempDir("treelog-search-edited-");
+  const time = "2025-03-01T00:00:00.000Z";
+  const message = (id, parentId, role, content) => JSON.stringify({ type: "message", id, parentId, timestamp: time, message: { role, content } });
+  const edit = (id, parentId, targetId, replacement) => JSON.stringify({ type: "context_edit", id, parentId, timestamp: time, targetId, replacement });
+  const lines = [
+    JSON.stringify({ type: "session", version: 3, id: "s", timestamp: time, cwd: "/w" }),
+    message("m1", null, "user", "my password is hunter2zebra"),
+    message("m2", "m1", "assistant", "noted alpaca"),
+    edit("e1", "m2", "m1", null),
+    edit("e2", "e1", "m2", { content: "redacted llama" }),
+  ];
+  writeFileSync(join(dir, "a.jsonl"), lines.map((line) => `${line}\n`).join(""));
+  for (const query of ["hunter2zebra", "alpaca", "llama", "\"password is\"", "hunter*"]) {
+    const without = await treelog.search(query, dir);
+    assert.deepEqual(without, cli([query, dir])[0], `${query}: without`);
+    assert.ok(without.every((hit) => !("original" in hit) && hit.snippet.toLowerCase().includes("llama")), query);
+    const withEdited = await treelog.search(query, dir, { includeEdited: true });
+    const [cliHits] = cli(["--include-edited", query, dir]);
+    assert.deepEqual(withEdited, cliHits, `${query}: with includeEdited`);
+    assert.equal(withEdited.length, 1, query);
+    assert.equal(withEdited[0].original, query !== "llama", query);
+  }
+  const [removed] = await treelog.search("hunter2zebra", dir, { includeEdited: true });
+  assert.deepEqual([removed.line, removed.id, removed.edited, removed.snippet], [2, "m1", false, "my password is hunter2zebra"]);
+  const text = spawnSync(CLI, ["search", "--include-edited", "alpaca", dir], { encoding: "utf8" });
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stdout, /a\.jsonl:3 {2}assistant {2}\S+ {2}\[original\] noted alpaca/);
+  const indexDir = join(dir, ".treelog-search");
+  for (const name of readdirSync(indexDir)) {
+    const bytes = readFileSync(join(indexDir, name));
+    assert.ok(!bytes.includes("hunter2zebra") && !bytes.includes("alpaca"), `${name} holds an original's words`);
+  }
+  const bundled = bundledDir();
+  for (const query of ["the", "file", "test*"]) {
+    const hits = await treelog.search(query, bundled, { limit: 1000, includeEdited: true });
+    assert.deepEqual(hits, cli(["--limit", "1000", "--include-edited", query, bundled])[0], query);
+    assert.ok(hits.every((hit) => typeof hit.original === "boolean"), query);
+  }
+  await assert.rejects(treelog.search("the", dir, { includeEdited: "yes" }), (error) => error.code === "TREELOG_INVALID_INPUT");
 });

@@ -37,9 +37,12 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// with `replacement: null`) is not in the index at all, and a replaced one is found and shown
 /// by its replacement's text, marked `[edited]` (`"edited": true` in --json). Each hit says
 /// whether it is on its session's active path (the path from the leaf the session opens at);
-/// --branch active keeps only those.
+/// --branch active keeps only those. With --include-edited the original text of the entries
+/// that edits removed or replaced is searched too, read back from the logs (the index never
+/// holds it), and such hits are marked `[original]` (`"original": true` in --json).
 ///
-/// Output: one hit per line, `FILE:LINE  ROLE  TIMESTAMP  [edited] [off-path] snippet`
+/// Output: one hit per line,
+/// `FILE:LINE  ROLE  TIMESTAMP  [edited] [original] [off-path] snippet`
 /// (the markers only when they apply). Exit 0 when there is a hit, 1 when there is none, 2 on
 /// bad usage or an unreadable PATH.
 #[derive(clap::Args, Debug)]
@@ -72,9 +75,15 @@ pub struct Args {
     /// active path (from the leaf the session opens at to the root).
     #[arg(long, value_enum, default_value_t = Branch::All)]
     pub branch: Branch,
+    /// Also search the original text of entries a context edit removed or replaced (read
+    /// from the logs; the index never holds it); such hits are marked [original].
+    #[arg(long)]
+    pub include_edited: bool,
     /// One JSON object per hit: {"session","line","id","type","role","timestamp","score",
     /// "snippet","edited","activePath"}; `edited`: a context edit replaced the entry's text
     /// (the hit is the replacement's), `activePath`: the entry is on its session's active path.
+    /// With --include-edited each object ends with `original`: the hit is the entry's original
+    /// text, which a context edit removed or replaced.
     #[arg(long)]
     pub json: bool,
 }
@@ -141,6 +150,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             Branch::All => Branches::All,
             Branch::Active => Branches::Active,
         },
+        include_edited: args.include_edited,
     };
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -198,12 +208,17 @@ fn human_line(hit: &Hit, highlight: bool) -> String {
     }
     snippet.push_str(&hit.snippet[at..]);
     format!(
-        "{}:{}  {}  {}  {}{}{}",
+        "{}:{}  {}  {}  {}{}{}{}",
         hit.session.display(),
         hit.line,
         hit.role.as_deref().unwrap_or(&hit.type_name),
         hit.timestamp.as_deref().unwrap_or("-"),
         if hit.edited { "[edited] " } else { "" },
+        if hit.original == Some(true) {
+            "[original] "
+        } else {
+            ""
+        },
         if hit.active_path { "" } else { "[off-path] " },
         snippet
     )
