@@ -17,8 +17,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
-    append, bench, completions, context, demo, export, generate, info, list, man, path, reindex,
-    repair, search, tree, verify,
+    append, bench, completions, context, demo, export, generate, info, list, man, openclaw, path,
+    reindex, repair, search, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -55,6 +55,7 @@ enum Command {
     Bench(bench::Args),
     Completions(completions::Args),
     Man(man::Args),
+    Openclaw(openclaw::Args),
     #[command(hide = true)]
     BenchProbe(bench::ProbeArgs),
 }
@@ -94,6 +95,7 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Bench(args) => bench::run(args, out),
         Command::Completions(args) => completions::run(args, Cli::command(), out),
         Command::Man(args) => man::run(args, Cli::command(), out),
+        Command::Openclaw(args) => openclaw::run(args, out),
         Command::BenchProbe(args) => bench::run_probe(args, out),
     }
 }

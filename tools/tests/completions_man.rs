@@ -102,6 +102,10 @@ fn man_pages() {
         .iter()
         .map(|name| format!("treelog-{name}.1"))
         .chain(["treelog.1".to_string()])
+        // A subcommand with subcommands of its own gets a page for each of them too.
+        .chain(
+            ["export", "list", "recover", "verify"].map(|sub| format!("treelog-openclaw-{sub}.1")),
+        )
         .collect();
     expected.sort();
     assert_eq!(written, expected);

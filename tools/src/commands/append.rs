@@ -78,6 +78,16 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         },
         ..crate::sidecars::options()
     };
+    if args
+        .file
+        .to_str()
+        .is_some_and(|file| file.starts_with(treelog::openclaw::SCHEME))
+    {
+        return Err(CliError::input(
+            args.file.display().to_string(),
+            "an OpenClaw session is read-only here: treelog never writes OpenClaw's database",
+        ));
+    }
     if let Ok(metadata) = std::fs::metadata(&args.file)
         && !metadata.is_file()
     {

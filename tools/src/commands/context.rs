@@ -19,7 +19,8 @@ use crate::out::Out;
 /// ({"entries":[{"sourceEntry":...,"messages":[...]}],"messages":[...],"thinkingLevel":...,"model":...}).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The session log (.jsonl).
+    /// The session log (.jsonl), or an OpenClaw session in its SQLite store:
+    /// openclaw://[STATE_DIR#]AGENT/SESSION_ID (read-only; see `treelog openclaw --help`).
     pub file: PathBuf,
     /// Build the context for this entry instead of the session's leaf.
     #[arg(long, value_name = "ID")]

@@ -17,7 +17,8 @@ use crate::preview::content_text;
 /// JSON: the context for the leaf, as `treelog context` prints it.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The session log (.jsonl).
+    /// The session log (.jsonl), or an OpenClaw session in its SQLite store:
+    /// openclaw://[STATE_DIR#]AGENT/SESSION_ID (read-only; see `treelog openclaw --help`).
     pub file: PathBuf,
     /// Export the branch ending at this entry instead of the session's leaf.
     #[arg(long, value_name = "ID")]

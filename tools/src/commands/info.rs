@@ -17,7 +17,8 @@ use crate::out::Out;
 /// (which also holds redb's free pages).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The session log (.jsonl).
+    /// The session log (.jsonl), or an OpenClaw session in its SQLite store:
+    /// openclaw://[STATE_DIR#]AGENT/SESSION_ID (read-only; see `treelog openclaw --help`).
     pub file: PathBuf,
     /// Print one JSON object instead of text: {"path", "header" (the header line's object;
     /// null for an empty log), "leafId", "sessionName", "entryCount", "countsByType" (entry

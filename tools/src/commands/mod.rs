@@ -11,6 +11,7 @@ pub mod generate;
 pub mod info;
 pub mod list;
 pub mod man;
+pub mod openclaw;
 pub mod path;
 pub mod reindex;
 pub mod repair;
@@ -27,6 +28,13 @@ use crate::exit::CliError;
 /// Opens an existing log (a missing file is an error here, whereas the library would bind a
 /// new empty session to the path).
 pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Opened, CliError> {
+    if let Some(address) = path.to_str().and_then(treelog::openclaw::Address::parse) {
+        let address = address.map_err(openclaw::cli_error)?;
+        return Ok(Opened {
+            session: Some(openclaw::open_address(&address, options)?),
+            noticed: false,
+        });
+    }
     if crate::files::is_sidecar(path) {
         return Err(crate::files::sidecar_error(path));
     }

@@ -8,7 +8,8 @@ use crate::out::Out;
 /// Print the ids on the path from the root to a leaf, root first, one per line.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The session log (.jsonl).
+    /// The session log (.jsonl), or an OpenClaw session in its SQLite store:
+    /// openclaw://[STATE_DIR#]AGENT/SESSION_ID (read-only; see `treelog openclaw --help`).
     pub file: PathBuf,
     /// End the path at this entry instead of the session's leaf.
     #[arg(long, value_name = "ID")]

@@ -18,7 +18,8 @@ use crate::preview;
 /// is marked with `*` in the first column.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The session log (.jsonl).
+    /// The session log (.jsonl), or an OpenClaw session in its SQLite store:
+    /// openclaw://[STATE_DIR#]AGENT/SESSION_ID (read-only; see `treelog openclaw --help`).
     pub file: PathBuf,
     /// Print JSON lines instead of a drawing.
     #[arg(long)]
