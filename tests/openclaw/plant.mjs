@@ -1,7 +1,8 @@
 // Plants pi/OpenClaw JSONL sessions in a fresh OpenClaw state directory, for OpenClaw's
 // importer to migrate: three sessions its importer loses lines of, and a clean one.
 //
-//   node plant.mjs DIR      writes DIR/.openclaw/agents/<agent>/sessions/{sessions.json,<id>.jsonl}
+//   node plant.mjs DIR [AGENT…]   writes DIR/.openclaw/agents/<agent>/sessions/{sessions.json,<id>.jsonl}
+//                                 (only the AGENTs named, when some are)
 //
 // Each session has an agent of its own (clean, bad-utf8, bad-json, dup-id): the importer
 // archives nothing of an agent with an issue it noticed, so one agent per case lets one run
@@ -12,7 +13,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-const root = process.argv[2];
+const [root, ...only] = process.argv.slice(2);
 if (!root) {
   console.error("usage: node plant.mjs DIR");
   process.exit(2);
@@ -90,6 +91,7 @@ const files = {};
 
 for (const [id, bytes] of Object.entries(files)) {
   const agent = id.slice(2);
+  if (only.length > 0 && !only.includes(agent)) continue;
   const sessionsDir = join(root, ".openclaw", "agents", agent, "sessions");
   mkdirSync(sessionsDir, { recursive: true });
   writeFileSync(join(sessionsDir, `${id}.jsonl`), bytes);
