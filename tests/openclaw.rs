@@ -309,3 +309,84 @@ fn addresses_and_errors_name_what_is_wrong() {
         "{error}"
     );
 }
+
+/// The fixture's database of `agent`, opened for writing: a test's own copy, never OpenClaw's.
+fn writable(state: &Path, agent: &str) -> rusqlite::Connection {
+    rusqlite::Connection::open(openclaw::agent_db_path(state, agent)).unwrap()
+}
+
+#[test]
+fn rows_still_in_the_wal_are_read() {
+    let (_root, state) = state_dir();
+    let writer = writable(&state, "clean");
+    writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    let mode: String = writer
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    writer
+        .execute(
+            "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES ('s-clean', 42, ?1, 1)",
+            [r#"{"type":"message","id":"late","parentId":"c9000","timestamp":"2026-09-01T10:02:00.000Z","message":{"role":"user","content":"late","timestamp":2}}"#],
+        )
+        .unwrap();
+    // The writer stays open: the row is in the WAL only.
+    let wal = openclaw::agent_db_path(&state, "clean").with_extension("sqlite-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    let session = Session::open_storage(
+        Box::new(openclaw::load_session(&address(&state, "clean", "s-clean")).unwrap()),
+        SessionOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(session.leaf_id().unwrap().as_deref(), Some("late"));
+    drop(writer);
+}
+
+#[test]
+fn a_session_imported_empty_loses_every_line() {
+    let (_root, state) = state_dir();
+    writable(&state, "clean")
+        .execute(
+            "DELETE FROM transcript_events WHERE session_id = 's-clean'",
+            [],
+        )
+        .unwrap();
+    let reports = openclaw::verify_state_dir(&state).unwrap();
+    let clean = reports.iter().find(|r| r.agent == "clean").unwrap();
+    assert!(clean.imported_empty());
+    assert_eq!(clean.problems.len(), 42);
+    assert_eq!(clean.problems[0].detail, "the session header has no row");
+    // Still a session OpenClaw knows (its window): an empty log, not an unknown session.
+    let storage = openclaw::load_session(&address(&state, "clean", "s-clean")).unwrap();
+    assert!(storage.bytes().is_empty());
+}
+
+#[test]
+fn a_damaged_zstd_row_is_an_error_naming_its_seq() {
+    let (_root, state) = state_dir();
+    let seq: i64 = {
+        let writer = writable(&state, "clean");
+        let seq = writer
+            .query_row(
+                "SELECT seq FROM transcript_events WHERE event_zstd IS NOT NULL ORDER BY seq",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        writer
+            .execute(
+                "UPDATE transcript_events SET event_zstd = x'28b52ffd00' WHERE session_id = 's-clean' AND seq = ?1",
+                [seq],
+            )
+            .unwrap();
+        seq
+    };
+    let error = openclaw::load_session(&address(&state, "clean", "s-clean")).unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.contains(&format!(
+            "openclaw-agent.sqlite: session s-clean, row seq {seq}: event_zstd does not decompress"
+        )),
+        "{text}"
+    );
+}

@@ -399,11 +399,25 @@ fn report_text(report: &SessionReport, out: &mut Out) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `path` made absolute with symlinks resolved, as far as it exists (a directory not created
+/// yet keeps its remaining components).
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(found) = std::fs::canonicalize(existing) {
+            return Some(rest.iter().rev().fold(found, |dir, name| dir.join(name)));
+        }
+        rest.push(existing.file_name()?.to_owned());
+        existing = match existing.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+    }
+}
+
 fn recover(args: RecoverArgs, out: &mut Out) -> Result<(), CliError> {
-    let inside = |dir: &Path| -> Option<PathBuf> { std::fs::canonicalize(dir).ok() };
-    std::fs::create_dir_all(&args.out_dir)
-        .map_err(|e| CliError::io(&args.out_dir, "create the directory", e))?;
-    if let (Some(out_dir), Some(state_dir)) = (inside(&args.out_dir), inside(&args.state_dir))
+    if let (Some(out_dir), Some(state_dir)) = (resolved(&args.out_dir), resolved(&args.state_dir))
         && out_dir.starts_with(&state_dir)
     {
         return Err(CliError::input(
@@ -414,6 +428,8 @@ fn recover(args: RecoverArgs, out: &mut Out) -> Result<(), CliError> {
             ),
         ));
     }
+    std::fs::create_dir_all(&args.out_dir)
+        .map_err(|e| CliError::io(&args.out_dir, "create the directory", e))?;
     let reports = openclaw::verify_state_dir(&args.state_dir).map_err(cli_error)?;
     let mut written = 0;
     for report in reports.iter().filter(|report| report.lost()) {
