@@ -167,6 +167,10 @@ pub struct EntryLine<'a> {
     /// Where the raw JSON of the `message` field lies in the classified text (offset, length
     /// in bytes), so that a context can copy it later without scanning the line again.
     pub message_span: Option<(u32, u32)>,
+    /// An assistant message's `provider` and `model` as raw JSON, joined by `\n` (an absent
+    /// one is empty: no raw value is), when neither is an object or array: two messages with
+    /// equal keys parse to equal values of both fields.
+    pub model_key: Option<Cow<'a, str>>,
 }
 
 /// The header line's fields.
@@ -467,13 +471,14 @@ fn classify_fields<'a>(
         .append_mode
         .and_then(json_text_str)
         .is_some_and(|mode| mode == "side");
+    let assistant = kind == EntryKind::Message && fields.message.is_some_and(is_assistant);
     Line::Entry(EntryLine {
         kind,
         id: id.filter(|id| !id.is_empty()),
         parent,
         timestamp: fields.timestamp.and_then(json_text_str),
         side,
-        assistant: kind == EntryKind::Message && fields.message.is_some_and(is_assistant),
+        assistant,
         role: match (kind, fields.message) {
             (EntryKind::Message, Some(message)) => message_role_code(message),
             _ => 0,
@@ -488,7 +493,16 @@ fn classify_fields<'a>(
             .message
             .filter(|message| message.starts_with('{'))
             .and_then(|message| span_in(text, message)),
+        model_key: fields.message.filter(|_| assistant).and_then(model_key),
     })
+}
+
+/// The `model_key` of an assistant message payload (valid JSON).
+fn model_key(message: &str) -> Option<Cow<'_, str>> {
+    let found = json_scan::scan(message, &["provider", "model"]).ok()?;
+    let [provider, model] = found.fields.map(|raw| raw.unwrap_or(""));
+    let scalar = |raw: &str| !raw.starts_with(['{', '[']);
+    (scalar(provider) && scalar(model)).then(|| Cow::Owned(format!("{provider}\n{model}")))
 }
 
 /// Where `part`, a slice of `text`, lies in it: (offset, length) in bytes.

@@ -40,10 +40,11 @@ mod field {
     pub const THINKING: usize = 10;
     pub const SPAN_OFFSET: usize = 11;
     pub const SPAN_TAIL: usize = 12;
+    pub const MODEL_ORIGIN: usize = 13;
     /// The id: where it ends in the id heap, or in a page of hex ids the id's value + 1 (0 for
     /// an empty id).
-    pub const ID: usize = 13;
-    pub const COUNT: usize = 14;
+    pub const ID: usize = 14;
+    pub const COUNT: usize = 15;
 }
 
 /// Bytes before the descriptors: the record count and the id mode.
@@ -108,6 +109,8 @@ fn codes(record: &Record, seq: u64) -> [u64; field::ID] {
         record.thinking_seq.wrapping_add(1),
         span_offset,
         span_tail,
+        // As itself, SEQ_NONE as 0: a page's records usually share one origin.
+        record.model_origin_seq.wrapping_add(1),
     ]
 }
 
@@ -155,6 +158,7 @@ fn record_from_codes(seq: u64, codes: [u64; field::ID], id: String) -> Result<Re
         compaction_seq: codes[field::COMPACTION].wrapping_sub(1),
         model_seq: codes[field::MODEL].wrapping_sub(1),
         thinking_seq: codes[field::THINKING].wrapping_sub(1),
+        model_origin_seq: codes[field::MODEL_ORIGIN].wrapping_sub(1),
         message_span,
         id: id.into(),
     })
@@ -735,6 +739,7 @@ mod tests {
                 prop_oneof![Just(TIMESTAMP_NONE), any::<i64>()],
                 link.clone(),
                 link.clone(),
+                link.clone(),
                 link,
             ),
             (proptest::option::of((any::<u32>(), any::<u32>())), id),
@@ -743,7 +748,7 @@ mod tests {
                 |(
                     (offset_bytes, len_bytes, crc32, parent_seq, jump_seq),
                     (depth, kind, (assistant, plain, role), side, opaque_code),
-                    (timestamp_ms, compaction_seq, model_seq, thinking_seq),
+                    (timestamp_ms, compaction_seq, model_seq, thinking_seq, model_origin_seq),
                     (message_span, id),
                 )| Record {
                     offset_bytes,
@@ -762,6 +767,7 @@ mod tests {
                     compaction_seq,
                     model_seq,
                     thinking_seq,
+                    model_origin_seq,
                     message_span,
                     id: id.into(),
                 },
@@ -883,10 +889,10 @@ mod tests {
     }
 
     /// A page of 64 pi records takes what format-spec/index.md says it does: two bytes of head,
-    /// fourteen descriptors and the bases, then records of the fields' widths. Each stores its
+    /// fifteen descriptors and the bases, then records of the fields' widths. Each stores its
     /// offset (2 bytes), crc32 (4), jump pointer (1), depth (1), tags (1), timestamp (3), model
-    /// (1) and id (4), and nothing of its length, parent, compaction, thinking level or span,
-    /// which are alike across the page: 17 bytes instead of 80.
+    /// (1) and id (4), and nothing of its length, parent, compaction, thinking level, span or
+    /// model origin, which are alike across the page: 17 bytes instead of 88.
     #[test]
     fn pi_records_take_a_quarter_of_fixed_ones() {
         let first_seq = 1000;
@@ -895,15 +901,15 @@ mod tests {
             .collect();
         let bytes = encode_page(first_seq, &records);
         assert_eq!(bytes[..2], [64, ID_MODE_HEX]);
-        let descriptors = &bytes[2..16];
+        let descriptors = &bytes[2..17];
         let widths: Vec<u8> = descriptors.iter().map(|d| d & 0x0f).collect();
-        //               off len crc par jmp dep tag  ts cmp mod thk spo spt  id
-        assert_eq!(widths, [2, 0, 4, 0, 1, 1, 1, 3, 0, 1, 0, 0, 0, 4]);
+        //               off len crc par jmp dep tag  ts cmp mod thk spo spt org  id
+        assert_eq!(widths, [2, 0, 4, 0, 1, 1, 1, 3, 0, 1, 0, 0, 0, 0, 4]);
         let base_lens: usize = descriptors.iter().map(|d| usize::from(d >> 4)).sum();
         // The offset's base (3 bytes) and those of the fields whose spread is narrower than
-        // their values: 3 + 2 + 2 + 2 + 2 + 6 + 1 + 2 + 1 + 1 + 1 + 1 + 4 = 28 at most.
-        assert!(base_lens <= 28, "{base_lens}");
-        assert_eq!(bytes.len(), 16 + base_lens + 64 * 17 + PAGE_TRAILER_LEN);
+        // their values: 3 + 2 + 2 + 2 + 2 + 6 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 4 = 29 at most.
+        assert!(base_lens <= 29, "{base_lens}");
+        assert_eq!(bytes.len(), 17 + base_lens + 64 * 17 + PAGE_TRAILER_LEN);
         assert_eq!(decoded(first_seq, &bytes).unwrap(), records);
     }
 
@@ -973,7 +979,8 @@ mod tests {
             2, ID_MODE_HEAP,
             // descriptors: width | base length << 4; offset 1 byte from a base of 2 bytes,
             // then len, parent, jump, depth, tags, span offset and tail and id 1 byte each
-            0x21, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x01,
+            0x21, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00,
+            0x01,
             0xe8, 0x03, // offset base 1000
             // record 10: offset +0, len 5, parent code 10 + 1 (none), jump 0 back (itself),
             // depth 0, tags 0, no span, id ends at 4

@@ -48,6 +48,12 @@ pub struct Record {
     pub compaction_seq: u64,
     pub model_seq: u64,
     pub thinking_seq: u64,
+    /// For an assistant message: an assistant record at or before this one whose message has
+    /// the same `provider` and `model` (`EntryLine::model_key`), so that reading those two
+    /// fields of many messages reads one line per distinct pair; [`SEQ_NONE`] when either is
+    /// an object or an array. Other entries inherit their parent's (so that a page's records
+    /// share one value), opaque records have [`SEQ_NONE`].
+    pub model_origin_seq: u64,
     /// Where the raw JSON of a `message` entry's message lies in its line (offset, length in
     /// bytes), when it was found at indexing.
     pub message_span: Option<(u32, u32)>,
@@ -77,6 +83,7 @@ impl Record {
             compaction_seq: SEQ_NONE,
             model_seq: SEQ_NONE,
             thinking_seq: SEQ_NONE,
+            model_origin_seq: SEQ_NONE,
             message_span: None,
             id: Default::default(),
         }
@@ -107,14 +114,16 @@ impl Record {
             compaction_seq: SEQ_NONE,
             model_seq: seq - seq % 2,
             thinking_seq: SEQ_NONE,
+            model_origin_seq: 1,
             message_span: Some((120, 775 - 120 - 1)),
             id: format!("{:08x}", (seq as u32).wrapping_mul(0x2545_f491)).into(),
         }
     }
 
     /// Whether every link of the record of `seq` points where the tree rules allow: its parent
-    /// before it, its jump pointer and its nearest compaction / model / thinking entries at it
-    /// or before it (each may be SEQ_NONE). A record that breaks this was damaged on disk.
+    /// before it, its jump pointer, its nearest compaction / model / thinking entries and its
+    /// model origin at it or before it (each may be SEQ_NONE). A record that breaks this was
+    /// damaged on disk.
     pub fn links_point_back(&self, seq: u64) -> bool {
         let at_or_before = |link: u64| link == SEQ_NONE || link <= seq;
         (self.parent_seq == SEQ_NONE || self.parent_seq < seq)
@@ -122,6 +131,7 @@ impl Record {
             && at_or_before(self.compaction_seq)
             && at_or_before(self.model_seq)
             && at_or_before(self.thinking_seq)
+            && at_or_before(self.model_origin_seq)
     }
 }
 

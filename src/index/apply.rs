@@ -296,6 +296,11 @@ impl Store {
             thinking_seq: nearest(entry.kind == EntryKind::ThinkingLevelChange, |p| {
                 p.thinking_seq
             }),
+            model_origin_seq: match &entry.model_key {
+                _ if !is_assistant => parent.as_ref().map_or(SEQ_NONE, |p| p.model_origin_seq),
+                None => SEQ_NONE,
+                Some(key) => self.model_origins.get(key.as_ref()).copied().unwrap_or(seq),
+            },
             // Only a message entry's message is read by span (the context).
             message_span: entry
                 .message_span
@@ -306,6 +311,12 @@ impl Store {
         // First of the changes this line makes: the one that can fail (it may read the
         // record of the id's key owner) must not leave the line half applied.
         self.note_id(&record.id, seq)?;
+        if record.model_origin_seq == seq
+            && self.model_origins.len() < super::store::MODEL_ORIGINS_MAX
+            && let Some(key) = entry.model_key
+        {
+            self.model_origins.insert(key.into_owned(), seq);
+        }
         match entry.kind {
             EntryKind::Label => {
                 if let Some(target) = entry.target_id {
@@ -386,6 +397,7 @@ impl Store {
             compaction_seq: SEQ_NONE,
             model_seq: SEQ_NONE,
             thinking_seq: SEQ_NONE,
+            model_origin_seq: SEQ_NONE,
             message_span: None,
             id: id.into(),
         })

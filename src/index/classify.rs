@@ -70,5 +70,6 @@ fn owned_entry(entry: EntryLine<'_>) -> EntryLine<'static> {
         label: entry.label.map(owned),
         name: entry.name.map(owned),
         message_span: entry.message_span,
+        model_key: entry.model_key.map(owned),
     }
 }

@@ -13,6 +13,7 @@ pub(crate) struct Links {
     pub compaction_seq: u64,
     pub model_seq: u64,
     pub thinking_seq: u64,
+    pub model_origin_seq: u64,
 }
 
 impl From<&Record> for Links {
@@ -25,6 +26,7 @@ impl From<&Record> for Links {
             compaction_seq: record.compaction_seq,
             model_seq: record.model_seq,
             thinking_seq: record.thinking_seq,
+            model_origin_seq: record.model_origin_seq,
         }
     }
 }

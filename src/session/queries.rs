@@ -299,6 +299,24 @@ impl Session {
         })
     }
 
+    /// For each of the entries `seqs`, when it is an assistant message: an assistant message
+    /// entry at or before it whose message has the same `provider` and `model` (the same
+    /// values, or both absent), often itself; `None` for other entries and where either field
+    /// holds an object or an array. A scan of many messages' providers and models (pi's, on
+    /// every projection) reads one line per distinct pair.
+    pub fn model_origins(&self, seqs: &[u64]) -> Result<Vec<Option<u64>>> {
+        self.answering(|session| {
+            Ok(session
+                .records_of(seqs)?
+                .iter()
+                .map(|record| {
+                    (record.assistant && record.model_origin_seq != SEQ_NONE)
+                        .then_some(record.model_origin_seq)
+                })
+                .collect())
+        })
+    }
+
     /// The lines of the entries `seqs` as JSONL (each line ending in `\n`, in the order
     /// given), each checked against its crc32: entries read back in one call.
     pub fn lines_jsonl(&self, seqs: &[u64]) -> Result<String> {

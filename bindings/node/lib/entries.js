@@ -17,6 +17,20 @@ const NOT_SCALAR = Symbol("not a scalar");
 const ROLE_NAMES = ["", ...native.roleNames()];
 /** The role code of an entry whose line must be read (native EntryBatch). */
 const NOT_PLAIN = 255;
+const ASSISTANT = ROLE_NAMES.indexOf("assistant");
+/** The fields an assistant message shares with its model origin (native modelOrigins). */
+const MODEL_KEYS = new Set(["provider", "model"]);
+/** "No model origin" in native modelOrigins' answer. */
+const NO_ORIGIN = 0xffffffff;
+
+/**
+ * The value of `key` in a message head (`[{KEY: SCALAR, ...}, [KEY, ...]]`, or null for a
+ * message whose fields the native half could not read alone), or NOT_SCALAR.
+ */
+function headField(head, key) {
+  if (head === null || head === undefined || head[1].includes(key)) return NOT_SCALAR;
+  return Object.hasOwn(head[0], key) ? head[0][key] : undefined;
+}
 
 /**
  * The traps of a stand-in message, and its state: the role before the line is read, then
@@ -132,6 +146,10 @@ export class EntryCache {
   #lastRead = -1;
   /** The heads of unread messages read on their own (peek), by sequence number. */
   #heads = new Map();
+  /** The model origins of unread assistant messages (peek), by sequence number. */
+  #origins = new Map();
+  /** The heads of model origins, by sequence number: one per provider and model in use. */
+  #originHeads = new Map();
   #onUse;
   /** The path from the root to #pathLeaf (a sequence number; null: empty). */
   #path = [];
@@ -202,6 +220,7 @@ export class EntryCache {
     }
     this.#unread.delete(entry);
     this.#heads.delete(seq);
+    this.#origins.delete(seq);
     let message = values.message;
     const standIn = this.#standIns.get(seq);
     if (standIn !== undefined) {
@@ -242,21 +261,51 @@ export class EntryCache {
    */
   peek(seq, key) {
     if (!HEAD_KEYS.has(key)) return NOT_SCALAR;
+    // An assistant's provider and model are those of its model origin, an earlier message
+    // with the same two values: a scan of every assistant's (pi, on every projection) reads
+    // the head of one message per model in use.
+    if (MODEL_KEYS.has(key) && this.#roles[seq] === ASSISTANT) {
+      const origin = this.#originOf(seq);
+      if (origin !== NO_ORIGIN && origin !== seq) {
+        let head = this.#originHeads.get(origin);
+        if (head === undefined) {
+          head = JSON.parse(this.#native.messageHeadsJson(Uint32Array.of(origin)))[0];
+          this.#originHeads.set(origin, head);
+        }
+        return headField(head, key);
+      }
+    }
     if (!this.#heads.has(seq)) {
       // Scans ask the messages of one role for the same fields (pi: every assistant's provider
       // and model): the heads of the unread messages of that role around it come along.
-      const role = this.#roles[seq];
-      const seqs = [];
-      for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
-        const entry = this.#bySeq[at];
-        if (entry !== undefined && this.#roles[at] === role && this.#unread.has(entry) && !this.#heads.has(at)) seqs.push(at);
-      }
+      const seqs = this.#unreadAround(seq, this.#heads);
       const heads = JSON.parse(this.#native.messageHeadsJson(Uint32Array.from(seqs)));
       for (let i = 0; i < seqs.length; i++) this.#heads.set(seqs[i], heads[i]);
     }
-    const head = this.#heads.get(seq);
-    if (head === null || head === undefined || !HEAD_KEYS.has(key) || head[1].includes(key)) return NOT_SCALAR;
-    return Object.hasOwn(head[0], key) ? head[0][key] : undefined;
+    return headField(this.#heads.get(seq), key);
+  }
+
+  /** The model origin of the unread assistant message `seq`, asked with those around it. */
+  #originOf(seq) {
+    let origin = this.#origins.get(seq);
+    if (origin === undefined) {
+      const seqs = this.#unreadAround(seq, this.#origins);
+      const origins = this.#native.modelOrigins(Uint32Array.from(seqs));
+      for (let i = 0; i < seqs.length; i++) this.#origins.set(seqs[i], origins[i]);
+      origin = this.#origins.get(seq);
+    }
+    return origin;
+  }
+
+  /** `seq` and the unread entries of its role around it that `known` does not hold yet. */
+  #unreadAround(seq, known) {
+    const role = this.#roles[seq];
+    const seqs = [];
+    for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
+      const entry = this.#bySeq[at];
+      if (entry !== undefined && this.#roles[at] === role && this.#unread.has(entry) && !known.has(at)) seqs.push(at);
+    }
+    return seqs;
   }
 
   /** Keeps `entry` as the value of `seq` (an entry this manager just appended). */

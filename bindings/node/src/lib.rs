@@ -549,6 +549,19 @@ impl NativeSession {
         })
     }
 
+    /// For each of `seqs`, its model origin (`Session::model_origins`), or 0xFFFFFFFF for none.
+    #[napi]
+    pub fn model_origins(&mut self, seqs: Uint32Array) -> Result<Uint32Array> {
+        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        self.query(|session| {
+            let origins = session.model_origins(&seqs)?;
+            seqs32(
+                session,
+                origins.into_iter().map(|origin| origin.unwrap_or(NO_SEQ)),
+            )
+        })
+    }
+
     /// The lines of the entries `seqs`, as JSONL in the order given.
     #[napi]
     pub fn lines_jsonl(&mut self, seqs: Uint32Array) -> Result<String> {
@@ -845,6 +858,10 @@ impl NativeSession {
 
 /// A sequence number as JS holds it (a `u32`): a log of more than 2^32 lines (at least 12 GiB)
 /// is refused rather than have two entries share a number.
+/// "No entry" in a sequence number handed to JavaScript (`modelOrigins`): the caller then
+/// takes the slower way, so a log whose line 2^32 - 1 has an origin loses nothing.
+const NO_SEQ: u64 = u32::MAX as u64;
+
 fn seq32(session: &Session, seq: u64) -> treelog::Result<u32> {
     u32::try_from(seq).map_err(|_| treelog::Error::InvalidInput {
         path: session.log_path().to_path_buf(),

@@ -157,3 +157,38 @@ test("a stand-in reads a scalar field alone, and an object with the whole line",
   });
   sameJson(actual, expected, "stand-in fields");
 });
+
+test("every assistant's provider and model, read before its line, are its own", () => {
+  // Assistants of several models in turn, with the spellings that parse alike or differently:
+  // an escaped model name, a repeated key (the last wins), an absent provider, a null, an
+  // object-valued provider and one over the 256 bytes a head holds. Each answer must be the
+  // message's own, whichever earlier message the index names as its model's origin.
+  const dir = tempDir();
+  const models = [
+    '"provider":"a","model":"m1"', '"provider":"b","model":"m2"', '"provider":"a","model":"m1"',
+    '"provider":"a","model":"m\\u0031"', '"provider":"a","model":"m2","model":"m1"', '"model":"m1"',
+    '"provider":null,"model":"m1"', '"provider":{"name":"a"},"model":"m1"', `"provider":"${"p".repeat(300)}","model":"m1"`,
+    '"provider":"b","model":"m2"', '"provider":"a","model":"m1"',
+  ];
+  const lines = [JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2026-01-01T00:00:00.000Z", cwd: dir })];
+  let parent = null;
+  for (let n = 0; n < 60; n++) {
+    const id = `e${String(n).padStart(7, "0")}`;
+    const message = n % 2 === 0
+      ? `{"role":"user","content":"q${n}","timestamp":${n}}`
+      : `{"role":"assistant","content":[{"type":"text","text":"a${n}"}],"api":"x",${models[(n >> 1) % models.length]},"stopReason":"stop","timestamp":${n}}`;
+    lines.push(`{"type":"message","id":"${id}","parentId":${parent === null ? "null" : `"${parent}"`},"timestamp":"2026-01-01T00:00:00.000Z","message":${message}}`);
+    parent = id;
+  }
+  const file = join(dir, "models.jsonl");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  const scan = (module) => {
+    const branch = module.SessionManager.open(file).getBranch();
+    return branch.filter((entry) => entry.type === "message").map((entry) => [entry.message.provider, entry.message.model]);
+  };
+  const expected = scan(pi);
+  // Twice: the first open builds the index, the second reads the stored origins.
+  sameJson(scan(treelog), expected, "providers and models, first open");
+  sameJson(scan(treelog), expected, "providers and models, from the index");
+  assert.ok(new Set(expected.map((pair) => JSON.stringify(pair))).size >= 5, "the session holds several models");
+});

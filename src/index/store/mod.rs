@@ -119,6 +119,10 @@ impl IndexState {
 }
 
 /// How [`IndexState::Unindexed`]'s reason says that a rebuild could not write the index.
+/// The most model keys a store remembers (`Store::model_origins`): pi's sessions use a few
+/// models; a log with a new model on every message must not grow the map without bound.
+pub(crate) const MODEL_ORIGINS_MAX: usize = 1024;
+
 pub(crate) const NOT_REBUILT: &str = "the index could not be rebuilt";
 
 /// Where a store reports how far it has indexed the log (see `SessionOptions::progress_bytes`).
@@ -160,6 +164,10 @@ pub(crate) struct Store {
     /// Links of committed records recently looked up while indexing (jump pointers reach far
     /// back, so the same few ancestors are looked up again and again). Bounded.
     links_cache: RefCell<FastMap<u64, Links>>,
+    /// Model keys (`EntryLine::model_key`) of assistant records this store indexed, to the
+    /// first such record: the `model_origin_seq` of later assistants with the same key.
+    /// Bounded by [`MODEL_ORIGINS_MAX`]; a key it cannot take makes its own origins.
+    pub(crate) model_origins: FastMap<String, u64>,
     /// Scratch space for scans, kept between catch-ups.
     scan_buf: Vec<u8>,
     /// The log's identity or times differ from the snapshot's although its bytes were checked
@@ -208,6 +216,7 @@ impl Store {
             legacy_session_id: String::new(),
             build_mode: false,
             links_cache: RefCell::new(FastMap::default()),
+            model_origins: FastMap::default(),
             scan_buf: Vec::new(),
             identity_outdated: false,
             write_failure: None,

@@ -218,6 +218,7 @@ impl Store {
         self.next_seq = 0;
         self.first_line_hash = [0; 32];
         self.links_cache.borrow_mut().clear();
+        self.model_origins.clear();
         // A rebuild starts over from the log: a line that failed against the old index is
         // applied again against the new one.
         self.apply_failure = None;
