@@ -390,3 +390,36 @@ fn a_damaged_zstd_row_is_an_error_naming_its_seq() {
         "{text}"
     );
 }
+
+#[test]
+fn lone_surrogates_compare_as_javascript_reads_them() {
+    let row = |line: &str| openclaw::Row {
+        seq: 0,
+        created_ms: 0,
+        line: line.into(),
+        compressed: false,
+    };
+    // JSON.parse accepts a lone surrogate and JSON.stringify writes it back escaped.
+    let original = concat!(
+        r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x\ud800 \ud83d\ude00 \\ud800"}}"#,
+        "\n",
+        r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"\udc00"}}"#,
+        "\n",
+    );
+    let rows = [
+        row(r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#),
+        row(
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x\ud800 😀 \\ud800"}}"#,
+        ),
+        row(
+            r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"\udc01"}}"#,
+        ),
+    ];
+    let problems = openclaw::compare_lines(original.as_bytes(), &rows);
+    let found: Vec<(usize, ProblemKind)> = problems.iter().map(|p| (p.line, p.kind)).collect();
+    // Lone surrogates are compared, not refused: line 2 is as imported, line 3 was changed.
+    assert_eq!(found, [(3, ProblemKind::Changed)]);
+    assert_eq!(problems[0].detail, "message.content differs");
+}

@@ -67,10 +67,7 @@ struct RowIndex {
 
 impl RowIndex {
     fn new(rows: &[Row]) -> RowIndex {
-        let values: Vec<Option<Value>> = rows
-            .iter()
-            .map(|row| serde_json::from_str(&row.line).ok())
-            .collect();
+        let values: Vec<Option<Value>> = rows.iter().map(|row| parse(&row.line).ok()).collect();
         let mut by_id: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, value) in values.iter().enumerate() {
             if let Some(id) = value.as_ref().and_then(|value| value["id"].as_str()) {
@@ -132,7 +129,7 @@ pub fn compare(original: &[u8], rows: &[Row]) -> Vec<LineProblem> {
                 Some(format!("invalid UTF-8 at byte {}", error.valid_up_to() + 1)),
             ),
         };
-        let value: Value = match serde_json::from_str(&text) {
+        let value: Value = match parse(&text) {
             Ok(value) => value,
             Err(error) => {
                 let detail = invalid_utf8.unwrap_or_else(|| format!("not JSON: {error}"));
@@ -205,6 +202,62 @@ pub fn compare(original: &[u8], rows: &[Row]) -> Vec<LineProblem> {
         }
     }
     problems
+}
+
+/// A line parsed as JavaScript's `JSON.parse` would, as far as comparing needs: a lone
+/// surrogate escape (`\ud800`), which JavaScript accepts and `JSON.stringify` writes back
+/// while serde_json refuses it, reads as NUL then the escape's six characters, in the
+/// original and in the row alike (so that two different ones still differ).
+fn parse(text: &str) -> serde_json::Result<Value> {
+    serde_json::from_str(text).or_else(|error| match without_lone_surrogates(text) {
+        Some(text) => serde_json::from_str(&text),
+        None => Err(error),
+    })
+}
+
+/// `text` with each lone surrogate escape `\udXXX` replaced by `\u0000\\udxxx`; `None`
+/// when it has none.
+fn without_lone_surrogates(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let escape_at = |at: usize| -> Option<u16> {
+        let hex = bytes.get(at..at + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut changed = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'\\' {
+            at += 1;
+            continue;
+        }
+        let Some(unit) = escape_at(at) else {
+            // Any other escape: its two characters.
+            at += 2;
+            continue;
+        };
+        let high = (0xD800..0xDC00).contains(&unit);
+        let paired = high && escape_at(at + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next));
+        if paired {
+            at += 12;
+        } else if (0xD800..0xE000).contains(&unit) {
+            out.push_str(&text[copied..at]);
+            out.push_str(&format!("\\u0000\\\\u{unit:04x}"));
+            at += 6;
+            copied = at;
+            changed = true;
+        } else {
+            at += 6;
+        }
+    }
+    changed.then(|| {
+        out.push_str(&text[copied..]);
+        out
+    })
 }
 
 /// A header without its `id` (the importer sets it to the session's id).
