@@ -61,11 +61,13 @@ fn verify_lists_the_losses_and_exits_1() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("  line 202 (id j0200): missing: no row holds this id"),
+        stdout.contains(
+            "  lines 202–504 (ids j0200 … j0502): missing: no row holds this id (303 lines)"
+        ),
         "{stdout}"
     );
     assert!(
-        stdout.contains("  … and 294 more (--json lists them all)"),
+        stdout.contains("  lines 450–503 (ids u0448 … u0501): missing: no row holds this id (54 lines)\n  line 504 (id u0502): missing: invalid UTF-8 at byte 139\n"),
         "{stdout}"
     );
     assert!(

@@ -16,7 +16,7 @@ use treelog::{Session, SessionOptions};
 use crate::exit::CliError;
 use crate::out::Out;
 
-/// Problems listed per session in the text output of `verify` (`--json` lists all).
+/// Runs of problems listed per session in the text output of `verify` (`--json` lists all).
 const PROBLEMS_SHOWN_MAX: usize = 10;
 
 /// OpenClaw's SQLite session store, read-only.
@@ -378,22 +378,17 @@ fn report_text(report: &SessionReport, out: &mut Out) -> Result<(), CliError> {
         format!("LOST {} of", report.problems.len())
     };
     out.line(&format!("{name}: {what} {counts}"))?;
-    for problem in report.problems.iter().take(PROBLEMS_SHOWN_MAX) {
-        out.line(&format!(
-            "  line {}{}: {}: {}",
-            problem.line,
-            problem
-                .id
-                .as_ref()
-                .map_or_else(String::new, |id| format!(" (id {id})")),
-            problem.kind.as_str(),
-            problem.detail
-        ))?;
+    let groups = runs(&report.problems);
+    for group in groups.iter().take(PROBLEMS_SHOWN_MAX) {
+        out.line(&group_text(group))?;
     }
-    if report.problems.len() > PROBLEMS_SHOWN_MAX {
+    if groups.len() > PROBLEMS_SHOWN_MAX {
         out.line(&format!(
-            "  … and {} more (--json lists them all)",
-            report.problems.len() - PROBLEMS_SHOWN_MAX
+            "  … and {} more line(s) (--json lists them all)",
+            groups[PROBLEMS_SHOWN_MAX..]
+                .iter()
+                .map(|group| group.len())
+                .sum::<usize>()
         ))?;
     }
     Ok(())
@@ -452,4 +447,45 @@ fn recover(args: RecoverArgs, out: &mut Out) -> Result<(), CliError> {
         "{written} session(s) with losses written under {}",
         args.out_dir.display()
     ))
+}
+
+/// `problems` cut into runs of consecutive lines with the same kind and detail (everything
+/// after a bad line, typically), each run shown on one line.
+fn runs(problems: &[LineProblem]) -> Vec<&[LineProblem]> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for at in 1..=problems.len() {
+        let continues = at < problems.len() && {
+            let (before, here) = (&problems[at - 1], &problems[at]);
+            here.line == before.line + 1 && here.kind == before.kind && here.detail == before.detail
+        };
+        if !continues {
+            groups.push(&problems[start..at]);
+            start = at;
+        }
+    }
+    groups
+}
+
+fn group_text(group: &[LineProblem]) -> String {
+    let (first, last) = (&group[0], &group[group.len() - 1]);
+    let kind = first.kind.as_str();
+    if group.len() == 1 {
+        let id = first
+            .id
+            .as_ref()
+            .map_or_else(String::new, |id| format!(" (id {id})"));
+        return format!("  line {}{id}: {kind}: {}", first.line, first.detail);
+    }
+    let ids = match (&first.id, &last.id) {
+        (Some(a), Some(b)) => format!(" (ids {a} … {b})"),
+        _ => String::new(),
+    };
+    format!(
+        "  lines {}–{}{ids}: {kind}: {} ({} lines)",
+        first.line,
+        last.line,
+        first.detail,
+        group.len()
+    )
 }
