@@ -146,8 +146,8 @@ export class EntryCache {
   #lastRead = -1;
   /** The heads of unread messages read on their own (peek), by sequence number. */
   #heads = new Map();
-  /** The model origins of unread assistant messages (peek), by sequence number. */
-  #origins = new Map();
+  /** The model origins of unread assistant messages (peek), by sequence number (holey). */
+  #origins = [];
   /** The heads of model origins, by sequence number: one per provider and model in use. */
   #originHeads = new Map();
   #onUse;
@@ -220,7 +220,7 @@ export class EntryCache {
     }
     this.#unread.delete(entry);
     this.#heads.delete(seq);
-    this.#origins.delete(seq);
+    this.#origins[seq] = undefined;
     let message = values.message;
     const standIn = this.#standIns.get(seq);
     if (standIn !== undefined) {
@@ -278,7 +278,7 @@ export class EntryCache {
     if (!this.#heads.has(seq)) {
       // Scans ask the messages of one role for the same fields (pi: every assistant's provider
       // and model): the heads of the unread messages of that role around it come along.
-      const seqs = this.#unreadAround(seq, this.#heads);
+      const seqs = this.#unreadAround(seq, (at) => this.#heads.has(at));
       const heads = JSON.parse(this.#native.messageHeadsJson(Uint32Array.from(seqs)));
       for (let i = 0; i < seqs.length; i++) this.#heads.set(seqs[i], heads[i]);
     }
@@ -287,23 +287,21 @@ export class EntryCache {
 
   /** The model origin of the unread assistant message `seq`, asked with those around it. */
   #originOf(seq) {
-    let origin = this.#origins.get(seq);
-    if (origin === undefined) {
-      const seqs = this.#unreadAround(seq, this.#origins);
+    if (this.#origins[seq] === undefined) {
+      const seqs = this.#unreadAround(seq, (at) => this.#origins[at] !== undefined);
       const origins = this.#native.modelOrigins(Uint32Array.from(seqs));
-      for (let i = 0; i < seqs.length; i++) this.#origins.set(seqs[i], origins[i]);
-      origin = this.#origins.get(seq);
+      for (let i = 0; i < seqs.length; i++) this.#origins[seqs[i]] = origins[i];
     }
-    return origin;
+    return this.#origins[seq];
   }
 
-  /** `seq` and the unread entries of its role around it that `known` does not hold yet. */
+  /** `seq` and the unread entries of its role around it that are not `known` yet. */
   #unreadAround(seq, known) {
     const role = this.#roles[seq];
     const seqs = [];
     for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
       const entry = this.#bySeq[at];
-      if (entry !== undefined && this.#roles[at] === role && this.#unread.has(entry) && !known.has(at)) seqs.push(at);
+      if (entry !== undefined && this.#roles[at] === role && this.#unread.has(entry) && !known(at)) seqs.push(at);
     }
     return seqs;
   }
