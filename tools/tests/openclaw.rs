@@ -184,7 +184,11 @@ fn reading_commands_take_openclaw_addresses() {
 fn errors_name_the_database_the_session_or_the_address() {
     let (root, state) = state_dir();
     let inside = state.join("out");
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["openclaw", "verify", "/nonexistent/state"],
+            "treelog: /nonexistent/state: cannot open OpenClaw's state directory: no such file or directory\n",
+        ),
         (
             &["tree", "openclaw://clean/nope"],
             "openclaw-agent.sqlite: no session nope in this agent's database\n",

@@ -45,7 +45,9 @@ enum Command {
     Recover(RecoverArgs),
 }
 
-/// Per agent, its sessions: id, key, rows (lines), times of the first and last rows.
+/// Per agent, its sessions: id, key, rows, first and last time.
+///
+/// Rows are the session's lines; the times are the `created_at` of its first and last rows.
 #[derive(clap::Args, Debug)]
 struct ListArgs {
     /// OpenClaw's state directory (default: $OPENCLAW_STATE_DIR, else ~/.openclaw).
@@ -56,8 +58,9 @@ struct ListArgs {
     json: bool,
 }
 
-/// Write a session as JSONL: the original file, byte for byte, when the importer's archive
-/// still holds it and its SHA-256 is the manifest's; else the rows' lines in seq order (which
+/// Write a session as JSONL, from its original when possible.
+///
+/// The original file, byte for byte, when the importer's archive still holds it and its SHA-256 is the manifest's; else the rows' lines in seq order (which
 /// OpenClaw rewrote: escapes, numbers, assistant content, the header's id). Says which.
 #[derive(clap::Args, Debug)]
 struct ExportArgs {
@@ -68,8 +71,10 @@ struct ExportArgs {
     file: PathBuf,
 }
 
-/// Check the migration: every original (archived by the importer, or a JSONL still in a
-/// sessions folder) against its rows. Reports lines missing (line number and id), dropped
+/// Check the migration: what the importer lost.
+///
+/// Every original (archived by the importer, or a JSONL still in a sessions folder) against
+/// its rows. Reports lines missing (line number and id), dropped
 /// duplicate ids, lines changed beyond OpenClaw's rewrites, sessions imported empty. Exit
 /// status 1 when anything was lost.
 #[derive(clap::Args, Debug)]
@@ -84,8 +89,9 @@ struct VerifyArgs {
     json: bool,
 }
 
-/// Write the lines the importer lost back out as JSONL that pi can open, one file per session
-/// with losses, OUT_DIR/AGENT/SESSION_ID.jsonl: the original's header, then each lost or
+/// Write the lines the importer lost back out as JSONL that pi can open.
+///
+/// One file per session with losses, OUT_DIR/AGENT/SESSION_ID.jsonl: the original's header, then each lost or
 /// changed line as the original holds it, in file order. Never touches the database.
 #[derive(clap::Args, Debug)]
 struct RecoverArgs {
@@ -119,8 +125,18 @@ pub fn open_address(address: &Address, options: SessionOptions) -> Result<Sessio
     Ok(Session::open_storage(Box::new(storage), options)?)
 }
 
-fn state_dir_or_default(dir: Option<PathBuf>) -> PathBuf {
-    dir.unwrap_or_else(openclaw::default_state_dir)
+/// The state directory named, else the default one; an error naming it when it is not a
+/// directory (a mistyped path must not read as a store without sessions).
+fn state_dir_or_default(dir: Option<PathBuf>) -> Result<PathBuf, CliError> {
+    let dir = dir.unwrap_or_else(openclaw::default_state_dir);
+    match std::fs::metadata(&dir) {
+        Ok(metadata) if metadata.is_dir() => Ok(dir),
+        Ok(_) => Err(CliError::input(
+            dir.display().to_string(),
+            "not a directory (name OpenClaw's state directory, e.g. ~/.openclaw)",
+        )),
+        Err(error) => Err(CliError::io(dir, "open OpenClaw's state directory", error)),
+    }
 }
 
 fn iso(ms: Option<i64>) -> Value {
@@ -128,7 +144,7 @@ fn iso(ms: Option<i64>) -> Value {
 }
 
 fn list(args: ListArgs, out: &mut Out) -> Result<(), CliError> {
-    let state_dir = state_dir_or_default(args.state_dir);
+    let state_dir = state_dir_or_default(args.state_dir)?;
     let agents = openclaw::agents(&state_dir).map_err(cli_error)?;
     let mut listed = Vec::new();
     for agent in &agents {
@@ -265,7 +281,7 @@ fn export(args: ExportArgs, out: &mut Out) -> Result<(), CliError> {
 }
 
 fn verify(args: VerifyArgs, out: &mut Out) -> Result<(), CliError> {
-    let state_dir = state_dir_or_default(args.state_dir);
+    let state_dir = state_dir_or_default(args.state_dir)?;
     let reports = openclaw::verify_state_dir(&state_dir).map_err(cli_error)?;
     let lost_lines: usize = reports.iter().map(|report| report.problems.len()).sum();
     let with_losses = reports.iter().filter(|report| report.lost()).count();
@@ -412,6 +428,7 @@ fn resolved(path: &Path) -> Option<PathBuf> {
 }
 
 fn recover(args: RecoverArgs, out: &mut Out) -> Result<(), CliError> {
+    let state_dir = state_dir_or_default(Some(args.state_dir.clone()))?;
     if let (Some(out_dir), Some(state_dir)) = (resolved(&args.out_dir), resolved(&args.state_dir))
         && out_dir.starts_with(&state_dir)
     {
@@ -425,7 +442,7 @@ fn recover(args: RecoverArgs, out: &mut Out) -> Result<(), CliError> {
     }
     std::fs::create_dir_all(&args.out_dir)
         .map_err(|e| CliError::io(&args.out_dir, "create the directory", e))?;
-    let reports = openclaw::verify_state_dir(&args.state_dir).map_err(cli_error)?;
+    let reports = openclaw::verify_state_dir(&state_dir).map_err(cli_error)?;
     let mut written = 0;
     for report in reports.iter().filter(|report| report.lost()) {
         let original = std::fs::read(report.source.path())
