@@ -1,10 +1,10 @@
 // Plants pi/OpenClaw JSONL sessions in a fresh OpenClaw state directory, for OpenClaw's
-// importer to migrate: three sessions its importer loses lines of, and a clean one.
+// importer to migrate: four sessions its importer loses lines of, and a clean one.
 //
 //   node plant.mjs DIR [AGENT…]   writes DIR/.openclaw/agents/<agent>/sessions/{sessions.json,<id>.jsonl}
 //                                 (only the AGENTs named, when some are)
 //
-// Each session has an agent of its own (clean, bad-utf8, bad-json, dup-id): the importer
+// Each session has an agent of its own (clean, bad-utf8, bad-json, empty, dup-id): the importer
 // archives nothing of an agent with an issue it noticed, so one agent per case lets one run
 // show each behaviour.
 //
@@ -77,6 +77,13 @@ const files = {};
   const lines = session("s-bad-json", 503, "j");
   lines[200] = lines[200].slice(0, -1) + ',"cut';
   files["s-bad-json"] = Buffer.from(lines.join("\n") + "\n");
+}
+
+// A header line cut short: the importer keeps the session, with no row at all.
+{
+  const lines = session("s-empty", 5, "e");
+  lines[0] = lines[0].slice(0, -1);
+  files["s-empty"] = Buffer.from(lines.join("\n") + "\n");
 }
 
 // An id used twice, the second time with a different body.

@@ -76,9 +76,9 @@ fn verify_lists_the_losses_and_exits_1() {
     );
     assert!(
         stdout.ends_with(
-            &("4 session(s) checked under ".to_owned()
+            &("5 session(s) checked under ".to_owned()
                 + state.to_str().unwrap()
-                + ": 360 line(s) lost or changed in 3 session(s)\n")
+                + ": 366 line(s) lost or changed in 4 session(s)\n")
         ),
         "{stdout}"
     );
@@ -90,7 +90,7 @@ fn verify_lists_the_losses_and_exits_1() {
     );
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(report["lostLines"], 360);
+    assert_eq!(report["lostLines"], 366);
     let utf8 = &report["sessions"][1];
     assert_eq!(utf8["session"], "s-bad-utf8");
     let last = &utf8["problems"][54];
@@ -243,7 +243,7 @@ fn errors_name_the_database_the_session_or_the_address() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).ends_with(
-        &("3 session(s) with losses written under ".to_owned()
+        &("4 session(s) with losses written under ".to_owned()
             + recovered.to_str().unwrap()
             + "\n")
     ));

@@ -389,7 +389,7 @@ fn report_text(report: &SessionReport, out: &mut Out) -> Result<(), CliError> {
         return out.line(&format!("{name}: ok, {counts}"));
     }
     let what = if report.imported_empty() {
-        "imported EMPTY".to_owned()
+        "imported EMPTY, lost all".to_owned()
     } else {
         format!("LOST {} of", report.problems.len())
     };
