@@ -395,6 +395,16 @@ fn a_damaged_zstd_row_is_an_error_naming_its_seq() {
             .unwrap();
         seq
     };
+    // verify goes on with the other sessions, this one reported unchecked.
+    let reports = openclaw::verify_state_dir(&state).unwrap();
+    let clean = reports.iter().find(|r| r.agent == "clean").unwrap();
+    let reason = clean.unchecked.as_deref().unwrap();
+    assert!(
+        reason.contains(&format!("row seq {seq}: event_zstd")),
+        "{reason}"
+    );
+    assert_eq!(clean.key.as_deref(), Some("agent:clean:main"));
+    assert!(reports.iter().filter(|r| r.lost()).count() == 4);
     let error = openclaw::load_session(&address(&state, "clean", "s-clean")).unwrap_err();
     let text = error.to_string();
     assert!(

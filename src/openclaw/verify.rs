@@ -45,7 +45,8 @@ pub struct SessionReport {
     pub rows: usize,
     /// Lines lost or changed, in file order.
     pub problems: Vec<LineProblem>,
-    /// The original could not be read or checked (it is gone, the agent has no database).
+    /// Why the session could not be checked (the original is gone, the agent has no readable
+    /// database, a row cannot be decoded); such a session is a problem too.
     pub unchecked: Option<String>,
 }
 
@@ -53,6 +54,11 @@ impl SessionReport {
     /// The session has lines but the database holds none of them.
     pub fn imported_empty(&self) -> bool {
         self.unchecked.is_none() && self.rows == 0 && self.original_lines > 0
+    }
+
+    /// Whether the session could not be checked.
+    pub fn is_unchecked(&self) -> bool {
+        self.unchecked.is_some()
     }
 
     /// Whether the importer lost anything of this session.
@@ -80,10 +86,13 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 /// Every original in `state_dir` compared with its rows, sorted by agent then session.
 pub fn verify_state_dir(state_dir: &Path) -> Result<Vec<SessionReport>> {
     let mut dbs: Vec<(String, AgentDb, Vec<SessionSummary>)> = Vec::new();
+    // Agents whose database cannot be read, and why: their sessions are reported unchecked.
+    let mut unreadable: Vec<(String, String)> = Vec::new();
     for agent in agents(state_dir)? {
-        let db = AgentDb::open(&agent.db_path)?;
-        let sessions = db.sessions()?;
-        dbs.push((agent.id, db, sessions));
+        match AgentDb::open(&agent.db_path).and_then(|db| Ok((db.sessions()?, db))) {
+            Ok((sessions, db)) => dbs.push((agent.id, db, sessions)),
+            Err(error) => unreadable.push((agent.id, error.to_string())),
+        }
     }
     let mut reports = Vec::new();
     for archived in archived_transcripts(state_dir)? {
@@ -103,12 +112,14 @@ pub fn verify_state_dir(state_dir: &Path) -> Result<Vec<SessionReport>> {
             sha256_matches,
         };
         let Some((_, db, sessions)) = db else {
-            reports.push(unchecked(
-                &archived.agent,
-                session,
-                source(None),
-                "the agent has no database",
-            ));
+            let reason = unreadable
+                .iter()
+                .find(|(agent, _)| *agent == archived.agent)
+                .map_or_else(
+                    || "the agent has no database".to_owned(),
+                    |(_, error)| format!("the agent's database cannot be read: {error}"),
+                );
+            reports.push(unchecked(&archived.agent, session, source(None), &reason));
             continue;
         };
         let original = match std::fs::read(&archived.archive_path) {
@@ -182,7 +193,15 @@ fn check(
     original: &[u8],
 ) -> Result<SessionReport> {
     let rows: Vec<Row> = if sessions.iter().any(|s| s.id == session) {
-        db.rows(&session)?
+        match db.rows(&session) {
+            Ok(rows) => rows,
+            // A damaged row: this session cannot be compared, the others still are.
+            Err(error) => {
+                let mut report = unchecked(agent, session, source, &error.to_string());
+                report.key = key;
+                return Ok(report);
+            }
+        }
     } else {
         Vec::new()
     };

@@ -75,8 +75,9 @@ struct ExportArgs {
 ///
 /// Every original (archived by the importer, or a JSONL still in a sessions folder) against
 /// its rows. Reports lines missing (line number and id), dropped
-/// duplicate ids, lines changed beyond OpenClaw's rewrites, sessions imported empty. Exit
-/// status 1 when anything was lost.
+/// duplicate ids, lines changed beyond OpenClaw's rewrites, sessions imported empty, and
+/// sessions it could not check (an original gone, a row that does not decode). Exit status 1
+/// when anything was lost or could not be checked.
 #[derive(clap::Args, Debug)]
 struct VerifyArgs {
     /// OpenClaw's state directory (default: $OPENCLAW_STATE_DIR, else ~/.openclaw).
@@ -84,7 +85,7 @@ struct VerifyArgs {
     /// One JSON document: {"stateDir", "sessions": [{"agent", "session", "key", "original",
     /// "source" (archive, live), "sha256Matches", "originalLines", "rows", "importedEmpty",
     /// "unchecked", "problems": [{"kind" (missing, dropped-duplicate, changed), "line", "id",
-    /// "detail"}]}], "lostLines", "sessionsWithLosses"}.
+    /// "detail"}]}], "lostLines", "sessionsWithLosses", "sessionsUnchecked"}.
     #[arg(long)]
     json: bool,
 }
@@ -285,6 +286,10 @@ fn verify(args: VerifyArgs, out: &mut Out) -> Result<(), CliError> {
     let reports = openclaw::verify_state_dir(&state_dir).map_err(cli_error)?;
     let lost_lines: usize = reports.iter().map(|report| report.problems.len()).sum();
     let with_losses = reports.iter().filter(|report| report.lost()).count();
+    let unchecked = reports
+        .iter()
+        .filter(|report| report.is_unchecked())
+        .count();
     if args.json {
         let sessions: Vec<Value> = reports.iter().map(report_json).collect();
         out.line(
@@ -293,6 +298,7 @@ fn verify(args: VerifyArgs, out: &mut Out) -> Result<(), CliError> {
                 "sessions": sessions,
                 "lostLines": lost_lines,
                 "sessionsWithLosses": with_losses,
+                "sessionsUnchecked": unchecked,
             })
             .to_string(),
         )?;
@@ -300,8 +306,13 @@ fn verify(args: VerifyArgs, out: &mut Out) -> Result<(), CliError> {
         for report in &reports {
             report_text(report, out)?;
         }
+        let not_checked = if unchecked == 0 {
+            String::new()
+        } else {
+            format!("; {unchecked} session(s) could not be checked")
+        };
         out.line(&format!(
-            "{} session(s) checked under {}: {}",
+            "{} session(s) checked under {}: {}{not_checked}",
             reports.len(),
             state_dir.display(),
             if with_losses == 0 {
@@ -311,10 +322,10 @@ fn verify(args: VerifyArgs, out: &mut Out) -> Result<(), CliError> {
             }
         ))?;
     }
-    if with_losses > 0 {
+    if with_losses > 0 || unchecked > 0 {
         out.flush()?;
         return Err(CliError::ProblemsFound {
-            count: lost_lines as u64,
+            count: (lost_lines + unchecked) as u64,
         });
     }
     Ok(())
