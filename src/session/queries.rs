@@ -274,11 +274,11 @@ impl Session {
 
     /// For each of the message entries `seqs`, its message's fields among
     /// [`MESSAGE_HEAD_KEYS`] (the last of a repeated key, as `JSON.parse` keeps) as
-    /// `[{KEY: SCALAR, ...}, [KEY, ...]]`: those holding a string, number, boolean or null with
-    /// their values, then the names of those holding an object, an array or a value of more
-    /// than 256 bytes (read with the whole line). `None` for an
-    /// entry that is not a message: its caller reads the whole line. What a scan over many
-    /// messages' roles, providers or stop reasons needs, without their contents.
+    /// `[{KEY: VALUE, ...}, [KEY, ...]]`: those whose raw JSON is at most 256 bytes with their
+    /// values (scalars, and small objects such as an assistant's `usage`), then the names of
+    /// the longer ones (read with the whole line). `None` for an entry that is not a message:
+    /// its caller reads the whole line. What a scan over many messages' roles, providers, stop
+    /// reasons or usage needs, without their contents.
     pub fn message_heads(&self, seqs: &[u64]) -> Result<Vec<Option<String>>> {
         self.answering(|session| {
             let (order, records, lines) = session.lines_in_file_order(seqs)?;
@@ -648,27 +648,23 @@ impl Session {
 /// The longest value a message head holds; longer ones are named with the objects.
 const HEAD_VALUE_LEN_MAX: usize = 256;
 
-/// `[{KEY: SCALAR, ...}, [KEY, ...]]` of a message object over [`MESSAGE_HEAD_KEYS`] (see
+/// `[{KEY: VALUE, ...}, [KEY, ...]]` of a message object over [`MESSAGE_HEAD_KEYS`] (see
 /// [`Session::message_heads`]).
 fn message_head(message: &str) -> Option<String> {
     let found = json_scan::scan(message, &MESSAGE_HEAD_KEYS).ok()?;
     if !found.is_object {
         return None;
     }
-    let mut scalars = Vec::new();
-    let mut objects = Vec::new();
+    let mut values = Vec::new();
+    let mut long = Vec::new();
     for (key, raw) in MESSAGE_HEAD_KEYS.iter().zip(found.fields) {
         let Some(raw) = raw else { continue };
-        // Long values (a user message's text) come with the whole line, as objects do.
-        if raw.starts_with('{') || raw.starts_with('[') || raw.len() > HEAD_VALUE_LEN_MAX {
-            objects.push(format!("\"{key}\""));
+        // Long values (a message's content, a user's text) come with the whole line.
+        if raw.len() > HEAD_VALUE_LEN_MAX {
+            long.push(format!("\"{key}\""));
         } else {
-            scalars.push(format!("\"{key}\":{raw}"));
+            values.push(format!("\"{key}\":{raw}"));
         }
     }
-    Some(format!(
-        "[{{{}}},[{}]]",
-        scalars.join(","),
-        objects.join(",")
-    ))
+    Some(format!("[{{{}}},[{}]]", values.join(","), long.join(",")))
 }

@@ -10,8 +10,8 @@ const READ_AROUND = 512;
 const HEAD_KEYS = new Set(native.messageHeadKeys());
 /** How many leaves' projection plans a manager keeps. */
 const PLANS_KEPT = 4;
-/** What EntryCache.peek answers for a field whose value is an object or an array. */
-const NOT_SCALAR = Symbol("not a scalar");
+/** What EntryCache.peek answers for a field whose value comes only with the whole line. */
+const NOT_IN_HEAD = Symbol("not in the head");
 
 /** Role names by the index's role codes (0: none; 15, or past the table: another string). */
 const ROLE_NAMES = ["", ...native.roleNames()];
@@ -24,11 +24,11 @@ const MODEL_KEYS = new Set(["provider", "model"]);
 const NO_ORIGIN = 0xffffffff;
 
 /**
- * The value of `key` in a message head (`[{KEY: SCALAR, ...}, [KEY, ...]]`, or null for a
- * message whose fields the native half could not read alone), or NOT_SCALAR.
+ * The value of `key` in a message head (`[{KEY: VALUE, ...}, [KEY, ...]]`, or null for a
+ * message whose fields the native half could not read alone), or NOT_IN_HEAD.
  */
 function headField(head, key) {
-  if (head === null || head === undefined || head[1].includes(key)) return NOT_SCALAR;
+  if (head === null || head === undefined || head[1].includes(key)) return NOT_IN_HEAD;
   return Object.hasOwn(head[0], key) ? head[0][key] : undefined;
 }
 
@@ -43,6 +43,8 @@ class StandIn {
     this.seq = seq;
     this.role = role;
     this.filled = false;
+    /** Objects handed out before the line was read (a message's `usage`), by key. */
+    this.early = undefined;
     this.target = {};
     this.proxy = new Proxy(this.target, this);
   }
@@ -51,6 +53,8 @@ class StandIn {
   fill(message) {
     if (this.filled) return;
     this.filled = true;
+    // An object handed out before stays the message's own: it was parsed from the same bytes.
+    if (this.early !== undefined) for (const [key, value] of this.early) message[key] = value;
     Object.assign(this.target, message);
   }
 
@@ -62,12 +66,14 @@ class StandIn {
     if (!this.filled) {
       const role = ROLE_NAMES[this.role];
       if (key === "role" && role) return role;
-      // A field holding a string, number, boolean or null is read alone (pi scans every
-      // assistant message's provider and model); an object or array comes with the whole line,
-      // so that it is the one object the message holds.
+      // A short field is read alone (pi scans every assistant message's provider and model,
+      // and its footer every one's usage); a long one (the content) comes with the whole line.
       if (typeof key === "string" && !(key in Object.prototype)) {
         const value = this.cache.peek(this.seq, key);
-        if (value !== NOT_SCALAR) return value;
+        if (value !== NOT_IN_HEAD) {
+          if (typeof value === "object" && value !== null) (this.early ??= new Map()).set(key, value);
+          return value;
+        }
       }
       this.read();
     }
@@ -254,13 +260,13 @@ export class EntryCache {
   }
 
   /**
-   * The value of the field `key` of the unread message entry `seq`'s message when it is a
-   * scalar (undefined when absent), or NOT_SCALAR (an object or array, or a message whose
-   * fields the index half could not read alone); read with the heads of the unread entries
-   * around it, in one call.
+   * The value of the field `key` of the unread message entry `seq`'s message when it is short
+   * (undefined when absent), or NOT_IN_HEAD (a long value, or a message whose fields the
+   * index half could not read alone); read with the heads of the unread entries around it,
+   * in one call. An object is the head's own, the same on every call until the line is read.
    */
   peek(seq, key) {
-    if (!HEAD_KEYS.has(key)) return NOT_SCALAR;
+    if (!HEAD_KEYS.has(key)) return NOT_IN_HEAD;
     // An assistant's provider and model are those of its model origin, an earlier message
     // with the same two values: a scan of every assistant's (pi, on every projection) reads
     // the head of one message per model in use.

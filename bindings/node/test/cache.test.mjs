@@ -192,3 +192,19 @@ test("every assistant's provider and model, read before its line, are its own", 
   sameJson(scan(treelog), expected, "providers and models, from the index");
   assert.ok(new Set(expected.map((pair) => JSON.stringify(pair))).size >= 5, "the session holds several models");
 });
+
+test("a short object read before the line (pi's footer: usage) is the message's own after it", () => {
+  const [expected, actual] = both("pi16-gen-a", (sm) => {
+    // pi's footer: usage summed over every entry, the message's usage read alone.
+    const messages = sm.getEntries().filter((entry) => entry.type === "message").map((entry) => entry.message);
+    const usages = messages.map((message) => (message.role === "toolResult" ? message.usage ?? null : message.usage));
+    const totals = usages.reduce((sum, usage) => sum + (usage?.input ?? 0) + (usage?.cacheRead ?? 0), 0);
+    // Reading each whole message afterwards keeps the objects handed out, and their places.
+    const json = JSON.stringify(messages);
+    const same = messages.every((message, i) => message.usage === usages[i] || (usages[i] === null && message.usage === undefined));
+    const keys = messages.map((message) => Object.keys(message).join(","));
+    return { totals, json, same, keys, usages: JSON.stringify(usages) };
+  });
+  assert.ok(expected.same && expected.totals > 0);
+  sameJson(actual, expected, "usage read alone, then the whole message");
+});
