@@ -1088,6 +1088,28 @@ fn include_edited_finds_originals_from_the_logs() {
         };
         assert_eq!(with_edited("hunter2zebra", assistant.clone()).len(), 0);
         assert_eq!(originals(&with_edited("alpaca", assistant)).len(), 1);
+        // Newest first puts originals among the index's hits by time, then place.
+        let newest = search::search(
+            dir.path(),
+            &search::parse("alpaca").unwrap(),
+            &SearchOptions {
+                include_edited: true,
+                sort: SortOrder::Newest,
+                ..options(100)
+            },
+            &Notices::default(),
+        )
+        .unwrap();
+        let places = |hits: &[search::Hit]| -> BTreeSet<(PathBuf, u64)> {
+            hits.iter()
+                .map(|hit| (hit.session.clone(), hit.line))
+                .collect()
+        };
+        assert_eq!(places(&newest), places(&alpaca), "{round}");
+        assert_eq!(
+            newest[0].session, log,
+            "{round}: same time, `a.jsonl` first"
+        );
         let gecko = with_edited("gecko", Filters::default());
         let removed_gecko = round == "after an edit";
         assert_eq!(
