@@ -28,6 +28,8 @@ mod index;
 pub mod limits;
 mod line_reads;
 pub mod listing;
+#[cfg(feature = "object-store")]
+pub mod object_store;
 #[cfg(feature = "openclaw")]
 pub mod openclaw;
 pub mod quiet_panics;

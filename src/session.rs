@@ -78,6 +78,8 @@ pub struct Session {
     append_text: String,
     /// The id and timestamp the next append gives its first entry ([`Session::stamp_next`]).
     next_stamp: Option<Stamp>,
+    /// Where the sidecar is when the caller chose it ([`Session::open_storage_indexed`]).
+    sidecar_at: Option<PathBuf>,
 }
 
 impl Session {
@@ -213,6 +215,44 @@ impl Session {
         )
     }
 
+    /// Opens a session on any storage backend with its sidecar index at `sidecar`: a backend
+    /// whose log is not a local file (an object store) keeps its index in a local cache. The
+    /// index is checked against the log, caught up or rebuilt as for a file; with
+    /// [`SessionOptions::index_write`] off, a valid one is read and none is written.
+    pub fn open_storage_indexed(
+        storage: Box<dyn LogStorage>,
+        sidecar: &Path,
+        options: SessionOptions,
+    ) -> Result<Session> {
+        let (store, index_state) = if options.index_write {
+            if let Some(dir) = sidecar.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| Error::io(dir, "create the index directory", e))?;
+            }
+            Store::open(
+                storage.as_ref(),
+                sidecar,
+                options.verify,
+                options.rebuild_index,
+                &options.progress_bytes,
+            )?
+        } else {
+            Store::open_read_only(
+                storage.as_ref(),
+                sidecar,
+                options.verify,
+                &options.progress_bytes,
+            )?
+        };
+        let options = SessionOptions {
+            use_index: true,
+            ..options
+        };
+        let mut session = Session::from_parts(storage, store, options, index_state, true)?;
+        session.sidecar_at = Some(sidecar.to_path_buf());
+        Ok(session)
+    }
+
     fn from_parts(
         storage: Box<dyn LogStorage>,
         store: Store,
@@ -244,6 +284,7 @@ impl Session {
             appended: false,
             append_text: String::new(),
             next_stamp: None,
+            sidecar_at: None,
         })
     }
 
@@ -398,6 +439,9 @@ impl Session {
 
     /// Where the sidecar of this session's log goes under its options, used or not.
     pub(crate) fn sidecar_location(&self) -> PathBuf {
+        if let Some(sidecar) = &self.sidecar_at {
+            return sidecar.clone();
+        }
         sidecar_for(self.log_path(), self.options.index_dir.as_deref())
     }
 

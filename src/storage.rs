@@ -23,7 +23,8 @@ pub struct FileIdentity {
 /// Contract: `append` writes all of `bytes` at the end of the file and returns the offset
 /// just past them, where this write ended (not the file's length, if another process has
 /// appended right after them), or returns an error (after which some prefix of `bytes` may be in the
-/// file); `sync` makes every appended byte durable or returns an error. A file that does not
+/// file), or an [`AppendRaced`] error when it wrote nothing because another writer extended
+/// the log first; `sync` makes every appended byte durable or returns an error. A file that does not
 /// exist yet has length 0 and is created by the first `append`.
 pub trait LogStorage: Send + Sync {
     /// Path of the log, for error messages.
@@ -43,6 +44,37 @@ pub trait LogStorage: Send + Sync {
     /// can be appended.
     fn lock(&mut self) -> io::Result<()>;
     fn unlock(&mut self) -> io::Result<()>;
+}
+
+/// What `append` fails with when it wrote nothing because another writer extended the log
+/// first: a backend with no lock whose appends are conditional (an object store, where each
+/// append creates the next segment only if no one has). The engine then catches up and applies
+/// the conflict rule again, as a local writer does that takes the lock after the other one
+/// (format-spec/object-store.md).
+#[derive(Debug)]
+pub struct AppendRaced {
+    /// What the backend tried and what it was answered, for the message.
+    pub detail: String,
+}
+
+impl std::fmt::Display for AppendRaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "another writer extended the log first, nothing was written ({})",
+            self.detail
+        )
+    }
+}
+
+impl std::error::Error for AppendRaced {}
+
+/// Whether `error` is an [`AppendRaced`]: nothing was written, and the append may be tried
+/// again after a catch-up.
+pub fn is_append_raced(error: &io::Error) -> bool {
+    error
+        .get_ref()
+        .is_some_and(|inner| inner.is::<AppendRaced>())
 }
 
 /// Fills `buf` from `offset`, failing with `UnexpectedEof` if the log ends first.

@@ -675,6 +675,7 @@ fn the_public_items_are_the_listed_ones() {
         "format",
         "limits",
         "listing",
+        "object_store",
         "openclaw",
         "quiet_panics",
         "repair",

@@ -37,6 +37,11 @@ use crate::tree;
 /// entries); a larger one, left by a batch of big entries, is freed.
 const APPEND_TEXT_KEPT_LEN_MAX: usize = 1 << 20;
 
+/// How many times one append starts again after another writer extended the log between its
+/// catch-up and its write (a backend with conditional appends); each time, someone else's
+/// append succeeded.
+const APPEND_RACES_MAX: u32 = 64;
+
 impl Session {
     // ---- helpers ----
 
@@ -352,11 +357,26 @@ impl Session {
         // choosing ids) rebuilds the index, and the append starts again on the new one. Damage
         // met after the write is handled where it is met (`append_locked`), never retried.
         let stamp = self.next_stamp.take();
-        let result = match self.append_locked(&entries, stamp.clone()) {
-            Err(damage @ Error::Index { .. }) if self.poisoned.is_none() => self
-                .recover_now(damage)
-                .and_then(|()| self.append_locked(&entries, stamp)),
-            result => result,
+        // A backend with conditional appends (an object store) may find that another writer
+        // extended the log between the catch-up and the write: nothing was written, and the
+        // append starts again from the catch-up, as if the lock had been taken after that
+        // writer (the conflict rule applies to what it wrote).
+        let mut races = 0;
+        let result = loop {
+            let attempt = match self.append_locked(&entries, stamp.clone()) {
+                Err(damage @ Error::Index { .. }) if self.poisoned.is_none() => self
+                    .recover_now(damage)
+                    .and_then(|()| self.append_locked(&entries, stamp.clone())),
+                result => result,
+            };
+            match attempt {
+                Err(Error::Io { ref source, .. })
+                    if crate::storage::is_append_raced(source) && races < APPEND_RACES_MAX =>
+                {
+                    races += 1;
+                }
+                attempt => break attempt,
+            }
         };
         let unlocked = self
             .storage
@@ -470,6 +490,11 @@ impl Session {
 
         let end_bytes = match self.storage.append(bytes) {
             Ok(end_bytes) => end_bytes,
+            // Nothing was written: the handle stays usable, and `append_many` tries again.
+            Err(error) if crate::storage::is_append_raced(&error) => {
+                self.append_text = text;
+                return Err(Error::io(self.storage.path(), "append to the log", error));
+            }
             Err(error) => {
                 self.poisoned = Some(format!(
                     "a write failed: {}",

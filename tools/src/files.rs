@@ -23,6 +23,14 @@ pub struct Log {
 pub fn collect_logs(paths: &[PathBuf]) -> Vec<Found> {
     let mut found = Vec::new();
     for path in paths {
+        // A log on an object store (`s3://BUCKET/KEY`): its size is not known before it is read.
+        if path.to_str().is_some_and(|text| text.starts_with("s3://")) {
+            found.push(Ok(Log {
+                path: path.clone(),
+                bytes: 0,
+            }));
+            continue;
+        }
         match std::fs::metadata(path) {
             Ok(metadata) if metadata.is_dir() => walk(path, 0, &mut found),
             // A shell glob names the sidecars too: they are not logs, so they are skipped.

@@ -18,7 +18,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
     append, bench, completions, context, demo, export, generate, info, list, man, openclaw, path,
-    reindex, repair, search, tree, verify,
+    push_pull, reindex, repair, search, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -56,6 +56,8 @@ enum Command {
     Completions(completions::Args),
     Man(man::Args),
     Openclaw(openclaw::Args),
+    Push(push_pull::PushArgs),
+    Pull(push_pull::PullArgs),
     #[command(hide = true)]
     BenchProbe(bench::ProbeArgs),
 }
@@ -96,6 +98,8 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Completions(args) => completions::run(args, Cli::command(), out),
         Command::Man(args) => man::run(args, Cli::command(), out),
         Command::Openclaw(args) => openclaw::run(args, out),
+        Command::Push(args) => push_pull::run_push(args, out),
+        Command::Pull(args) => push_pull::run_pull(args, out),
         Command::BenchProbe(args) => bench::run_probe(args, out),
     }
 }

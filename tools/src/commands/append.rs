@@ -96,7 +96,10 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             "not a regular file",
         ));
     }
-    let mut session = Session::open(&args.file, options)?;
+    let mut session = match super::push_pull::address_of(&args.file) {
+        Some(address) => super::push_pull::open_address(&address?, options, false)?,
+        None => Session::open(&args.file, options)?,
+    };
     let stdin = std::io::stdin();
     let result = append_lines(&mut session, &mut stdin.lock(), out);
     // Close even after an error, so that the appends already acknowledged are synced.

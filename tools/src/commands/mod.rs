@@ -13,6 +13,7 @@ pub mod list;
 pub mod man;
 pub mod openclaw;
 pub mod path;
+pub mod push_pull;
 pub mod reindex;
 pub mod repair;
 pub mod search;
@@ -33,6 +34,14 @@ pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Opened, Cli
         return Ok(Opened {
             session: Some(openclaw::open_address(&address, options)?),
             noticed: false,
+        });
+    }
+    if let Some(address) = push_pull::address_of(path) {
+        let session = push_pull::open_address(&address?, options, true)?;
+        let noticed = notice_rebuild(&session);
+        return Ok(Opened {
+            session: Some(session),
+            noticed,
         });
     }
     if crate::files::is_sidecar(path) {

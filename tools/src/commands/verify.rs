@@ -65,7 +65,13 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             found
                 .as_ref()
                 .ok()
-                .map(|log| verify_log_with(&log.path, args.full, &crate::sidecars::options()))
+                .map(|log| match super::push_pull::address_of(&log.path) {
+                    Some(address) => address.and_then(|address| {
+                        super::push_pull::verify(&address, args.full, &crate::sidecars::options())
+                    }),
+                    None => verify_log_with(&log.path, args.full, &crate::sidecars::options())
+                        .map_err(CliError::from),
+                })
         },
         |found, report| {
             tally.files += 1;

@@ -1,0 +1,87 @@
+//! `treelog verify` for a log on an object store: the segments listed and checked (layout,
+//! lengths), the log's bytes checked as a local log is (read into a temporary directory with
+//! a throwaway index there), and the cached index checked against the log on the store.
+
+use std::path::PathBuf;
+
+use super::address::S3Address;
+use super::error::{ObjectStoreError, Result};
+use super::transfer::{open_session, verify_layout_bytes};
+use crate::verify::{Problem, ProblemKind, Report, verify_log_with};
+use crate::{IndexState, SessionOptions, Verify};
+
+/// Verifies the log at `address` as [`crate::verify::verify_log_with`] verifies a file; its
+/// `index_state` is the cached index's (where `options` say), checked against the store with
+/// a full check when `full`. A layout error (a missing, overlapping or foreign object) is an
+/// error, not a problem: the log cannot be read.
+pub fn verify(address: &S3Address, full: bool, options: &SessionOptions) -> Result<Report> {
+    let (bytes, _) = verify_layout_bytes(address)?;
+    let dir = temp_dir();
+    let io = |operation: &'static str, source| ObjectStoreError::Io {
+        path: dir.clone(),
+        operation,
+        source,
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| io("create a temporary directory", e))?;
+    let file_name = address.key.rsplit('/').next().unwrap_or("log.jsonl");
+    let local = dir.join(file_name);
+    let checked = std::fs::write(&local, &bytes)
+        .map_err(|e| io("write the log read from the store", e))
+        .and_then(|()| {
+            let local_options = SessionOptions {
+                index_dir: Some(dir.join("index")),
+                index_write: true,
+                ..options.clone()
+            };
+            Ok(verify_log_with(&local, full, &local_options)?)
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut report = checked?;
+    let session = open_session(
+        address,
+        SessionOptions {
+            verify: if full { Verify::Full } else { Verify::Quick },
+            use_index: true,
+            ..options.clone()
+        },
+    )?;
+    session.check_index()?;
+    let index_state = session.index_state().clone();
+    let damage = match &index_state {
+        IndexState::Rebuilt {
+            reason,
+            damaged: true,
+        } => Some(format!(
+            "cached index damaged ({reason}); rebuilt from the log"
+        )),
+        IndexState::Unindexed {
+            reason,
+            damaged: true,
+        } => Some(format!("cached index damaged ({reason})")),
+        _ => None,
+    };
+    report
+        .problems
+        .retain(|problem| problem.kind != ProblemKind::IndexDamaged);
+    if let Some(message) = damage {
+        report.problems.push(Problem {
+            kind: ProblemKind::IndexDamaged,
+            line: None,
+            offset_bytes: None,
+            message,
+        });
+    }
+    report.index_state = index_state;
+    Ok(report)
+}
+
+/// A directory of this process's own under the system's temporary directory.
+fn temp_dir() -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "treelog-s3-verify-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}

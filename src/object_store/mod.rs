@@ -1,0 +1,36 @@
+//! Session logs on an S3-compatible object store (cargo feature `object-store`;
+//! format-spec/object-store.md is normative).
+//!
+//! A log named `s3://BUCKET/KEY` is the concatenation, in order, of the segment objects
+//! `KEY.d/seg-{start:020}`: immutable, each starting where the one before ends, together byte
+//! for byte the JSONL file pi would read. An append creates the next segment with a conditional
+//! create (`If-None-Match: *`), so two writers never both extend the same prefix; the loser
+//! wrote nothing, and the engine catches up and applies its conflict rule as for a local file.
+//! The index stays local and disposable: a redb sidecar in a cache directory, checked against
+//! the log's bytes on every open as for a local file.
+//!
+//! - `address.rs`: `s3://` addresses and the names of segment objects.
+//! - `error.rs`: [`ObjectStoreError`], each variant naming the object and the store's answer.
+//! - `layout.rs`: a listing checked into the contiguous segments of a log (pure).
+//! - `remote.rs`: the store's client on a current-thread tokio runtime, with blocking calls.
+//! - `storage.rs`: [`SegmentStorage`], the engine's `LogStorage` over the segments.
+//! - `transfer.rs`: opening a session with its cached index, `push` and `pull`.
+//! - `check.rs`: `verify` of a log on a store: its segments, its bytes, its cached index.
+
+mod address;
+mod check;
+mod error;
+mod layout;
+mod remote;
+mod storage;
+mod transfer;
+
+pub use address::{S3Address, SCHEME, SEGMENT_PREFIX};
+pub use check::verify;
+pub use error::{ObjectStoreError, Result};
+pub use layout::Segment;
+pub use remote::{Remote, StoreConfig};
+pub use storage::SegmentStorage;
+pub use transfer::{
+    Transferred, default_cache_dir, open_session, pull, push, sidecar_in_cache, verify_layout,
+};

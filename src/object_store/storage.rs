@@ -1,0 +1,248 @@
+//! [`SegmentStorage`]: the engine's `LogStorage` over a log's segment objects
+//! (format-spec/object-store.md §4). Its length is where the last listed segment ends, found
+//! again on every `len_bytes` and `identity` (one listing of the keys after the last segment
+//! known); reads are ranged gets of one segment, read ahead and kept; an append creates the
+//! next segment only if no one has (`If-None-Match: *`), else fails with `AppendRaced` and
+//! writes nothing. `lock` and `unlock` do nothing: the conditional create is what keeps two
+//! writers from both extending the same prefix.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::address::S3Address;
+use super::error::{ObjectStoreError, Result};
+use super::layout::{Segment, continue_segments, segment_at};
+use super::remote::{Created, Remote};
+use crate::storage::{AppendRaced, FileIdentity, LogStorage};
+
+/// The most a read fetches past what it was asked for, within one segment, and keeps for the
+/// reads after it (catch-ups read the log in order).
+const READ_AHEAD_BYTES: u64 = 4 << 20;
+
+/// A log stored as segments on an object store.
+pub struct SegmentStorage {
+    address: S3Address,
+    /// `s3://BUCKET/KEY`, the name messages give the log.
+    path: PathBuf,
+    remote: Arc<Remote>,
+    state: Mutex<State>,
+}
+
+struct State {
+    /// Contiguous from byte 0: the log is their concatenation.
+    segments: Vec<Segment>,
+    /// The bytes last fetched, and the offset of their first.
+    read_ahead: Option<(u64, Arc<Vec<u8>>)>,
+}
+
+impl SegmentStorage {
+    /// The log at `address`: its segments listed and checked (a gap, an overlap, an object
+    /// that is not a segment is an error naming the object). No segment is an empty log,
+    /// unless an object is stored under the log's own key: a JSONL file copied there as one
+    /// object, which is refused rather than read as an empty session.
+    pub fn open(remote: Arc<Remote>, address: &S3Address) -> Result<SegmentStorage> {
+        let listed = remote.list_segments(address, None)?;
+        let segments = continue_segments(address, 0, listed)?;
+        if segments.is_empty() && remote.exists(&address.key)? {
+            return Err(ObjectStoreError::Layout {
+                object: address.url(),
+                reason: format!(
+                    "a plain object, not a log stored as segments (no object under {}); \
+                     `treelog push FILE {}` stores a log so that it can be appended to",
+                    address.object_url(&address.segments_folder()),
+                    address.url()
+                ),
+            });
+        }
+        Ok(SegmentStorage {
+            path: PathBuf::from(address.url()),
+            address: address.clone(),
+            remote,
+            state: Mutex::new(State {
+                segments,
+                read_ahead: None,
+            }),
+        })
+    }
+
+    pub fn address(&self) -> &S3Address {
+        &self.address
+    }
+
+    /// The segments known, as last listed.
+    pub fn segments(&self) -> Vec<Segment> {
+        self.state().segments.clone()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held left the list as it was: still a valid prefix.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Lists the segments after the last one known and adds them; returns the log's end.
+    pub fn refresh(&self) -> Result<u64> {
+        let last = self
+            .state()
+            .segments
+            .last()
+            .map(|s| (s.key.clone(), s.end()));
+        let (after, end) = match &last {
+            Some((key, end)) => (Some(key.as_str()), *end),
+            None => (None, 0),
+        };
+        let listed = self.remote.list_segments(&self.address, after)?;
+        let new = continue_segments(&self.address, end, listed)?;
+        let mut state = self.state();
+        // Another thread may have added some meanwhile: keep those that still continue it.
+        let known_end = state.segments.last().map_or(0, Segment::end);
+        state
+            .segments
+            .extend(new.into_iter().filter(|segment| segment.start >= known_end));
+        Ok(state.segments.last().map_or(0, Segment::end))
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let segment = {
+            let state = self.state();
+            if let Some((start, bytes)) = &state.read_ahead
+                && offset >= *start
+                && offset < start + bytes.len() as u64
+            {
+                let from = (offset - start) as usize;
+                let count = buf.len().min(bytes.len() - from);
+                buf[..count].copy_from_slice(&bytes[from..from + count]);
+                return Ok(count);
+            }
+            match segment_at(&state.segments, offset) {
+                Some(index) => state.segments[index].clone(),
+                None => return Ok(0),
+            }
+        };
+        let wanted = (buf.len() as u64).max(READ_AHEAD_BYTES);
+        let end = segment.end().min(offset.saturating_add(wanted));
+        let range = (offset - segment.start)..(end - segment.start);
+        let bytes = self.remote.get_range(&segment.key, range.clone())?;
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(ObjectStoreError::Layout {
+                object: self.address.object_url(&segment.key),
+                reason: format!(
+                    "the segment holds fewer bytes than listed ({} asked at {}, {} read): \
+                     it was replaced or damaged",
+                    range.end - range.start,
+                    range.start,
+                    bytes.len()
+                ),
+            });
+        }
+        let count = buf.len().min(bytes.len());
+        buf[..count].copy_from_slice(&bytes[..count]);
+        self.state().read_ahead = Some((offset, Arc::new(bytes)));
+        Ok(count)
+    }
+
+    fn append_segment(&self, bytes: &[u8]) -> Result<std::result::Result<u64, AppendRaced>> {
+        let start = self.state().segments.last().map_or(0, Segment::end);
+        let key = self.address.segment_key(start);
+        match self.remote.create(&key, bytes)? {
+            Created::Written { e_tag } => {
+                let mut state = self.state();
+                state.segments.push(Segment {
+                    key,
+                    start,
+                    len: bytes.len() as u64,
+                    e_tag,
+                    modified_ns: 0,
+                });
+                Ok(Ok(start + bytes.len() as u64))
+            }
+            Created::Exists => {
+                // A create retried after a lost answer finds its own object: the same bytes
+                // are the same log, whoever wrote them.
+                if self.remote.get(&key)? == bytes {
+                    self.refresh()?;
+                    return Ok(Ok(start + bytes.len() as u64));
+                }
+                Ok(Err(AppendRaced {
+                    detail: format!(
+                        "{} already exists: the store refused the conditional create",
+                        self.address.object_url(&key)
+                    ),
+                }))
+            }
+        }
+    }
+}
+
+impl LogStorage for SegmentStorage {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `device`: the store, bucket and key; `inode`: the first segment (a log deleted and
+    /// written again is another file); `changed_ns`: how many segments hold the bytes (a
+    /// compaction changes it, never the bytes); `modified_ns` 0: segments are immutable.
+    fn identity(&self) -> io::Result<FileIdentity> {
+        let len_bytes = self.refresh().map_err(ObjectStoreError::into_io)?;
+        let state = self.state();
+        let hash = |parts: &[&[u8]]| {
+            let mut hasher = blake3::Hasher::new();
+            for part in parts {
+                hasher.update(part);
+                hasher.update(&[0]);
+            }
+            let digest = hasher.finalize();
+            u64::from_le_bytes(digest.as_bytes()[..8].try_into().expect("8 bytes")) | 1
+        };
+        let device = hash(&[
+            self.remote.config().store_name().as_bytes(),
+            self.address.bucket.as_bytes(),
+            self.address.key.as_bytes(),
+        ]);
+        let inode = match state.segments.first() {
+            Some(first) => hash(&[first.key.as_bytes(), &first.len.to_le_bytes()]),
+            None => 0,
+        };
+        Ok(FileIdentity {
+            device,
+            inode,
+            len_bytes,
+            modified_ns: 0,
+            changed_ns: state.segments.len() as i64,
+        })
+    }
+
+    fn len_bytes(&self) -> io::Result<u64> {
+        self.refresh().map_err(ObjectStoreError::into_io)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.read(offset, buf).map_err(ObjectStoreError::into_io)
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
+        if bytes.is_empty() {
+            return Ok(self.state().segments.last().map_or(0, Segment::end));
+        }
+        match self.append_segment(bytes) {
+            Ok(Ok(end)) => Ok(end),
+            Ok(Err(raced)) => Err(io::Error::other(raced)),
+            Err(error) => Err(error.into_io()),
+        }
+    }
+
+    /// A segment is durable once the store acknowledged its create.
+    fn sync(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn lock(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn unlock(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
