@@ -1,7 +1,8 @@
 // What treelog-pi (bin/treelog-pi.mjs) and `node --import treelog/pi-hook` (pi-hook.mjs) share:
 // finding the pi the user has installed, checking its version, Node's caches, and the module
-// hook that hands treelog's module (index.js) to every module of pi that imports pi's own
-// dist/core/session-manager.js.
+// hooks that put treelog's SessionManager (index.js) in pi's place: in pi's bundled CLI (the
+// one chunk that declares the class), or in every module of pi's unbundled CLI that imports
+// pi's own dist/core/session-manager.js.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import module from "node:module";
@@ -179,6 +180,68 @@ export function redirectSessionManager(piRoot, { env = process.env, version = ""
   }
   module.register(new URL("./async-hooks.mjs", import.meta.url), { data: { from, to } });
   return { hooks: "register" };
+}
+
+/** How pi 1.6's bundle declares its SessionManager, in the chunk that holds it. */
+const BUNDLED_CLASS = "var SessionManager=class _SessionManager{";
+/** The same declaration with treelog's class in the binding every user of it reads. */
+const BUNDLED_CLASS_REPLACED = "var SessionManager=__treelogSessionManager,__piSessionManager=class _SessionManager{";
+
+/**
+ * pi's bundled CLI (dist/bundle/cli.js) and the chunk of it that declares the SessionManager,
+ * when it declares it exactly once as pi 1.6's bundle does; undefined otherwise (another
+ * layout: the unbundled CLI runs instead). Looks at the chunks the CLI runtime imports by
+ * name, the main one first; costs a read of that chunk (2.6 MB in pi 1.6.0).
+ */
+export function findBundledSessionManager(piRoot) {
+  const bundle = join(piRoot, "dist/bundle");
+  let runtime;
+  try {
+    runtime = readFileSync(join(bundle, "cli-runtime.js"), "utf8");
+  } catch {
+    return undefined;
+  }
+  if (!existsSync(join(bundle, "cli.js"))) return undefined;
+  for (const [, chunk] of runtime.matchAll(/import\{[^}]*\}from"\.\/(chunks\/[\w.-]+\.js)"/g)) {
+    let source;
+    try {
+      source = readFileSync(join(bundle, chunk), "utf8");
+    } catch {
+      continue;
+    }
+    const at = source.indexOf(BUNDLED_CLASS);
+    if (at < 0) continue;
+    if (source.indexOf(BUNDLED_CLASS, at + 1) >= 0) return undefined;
+    return { cli: join(bundle, "cli.js"), chunk: realpathSync(join(bundle, chunk)) };
+  }
+  return undefined;
+}
+
+/**
+ * Loads the chunk `found.chunk` of pi's bundle (findBundledSessionManager) with treelog's
+ * SessionManager in the place of pi's: the chunk imports treelog's module and binds its class
+ * to the name the whole bundle uses; pi's class stays, unused, under another name. Needs
+ * module.registerHooks (Node >= 22.15 / 23.5): false without it (the caller runs the
+ * unbundled CLI). The resolve cache (resolve-cache.mjs) serves the bundle's imports too.
+ */
+export function patchBundledSessionManager(piRoot, found, { env = process.env, version = "" } = {}) {
+  if (typeof module.registerHooks !== "function" || env.TREELOG_PI_HOOKS === "async") return false;
+  const chunkUrl = pathToFileURL(found.chunk).href;
+  const prelude = `import{SessionManager as __treelogSessionManager}from${JSON.stringify(TREELOG_MODULE.href)};`;
+  const cache = env.TREELOG_PI_RESOLVE_CACHE === "0" || !cacheDir(env)
+    ? undefined
+    : openResolveCache(cacheDir(env), [process.version, process.platform, process.arch, realpathSync(piRoot), version, "bundle"]);
+  module.registerHooks({
+    resolve: (specifier, context, nextResolve) => (cache ? cache.resolve(specifier, context, nextResolve) : nextResolve(specifier, context)),
+    load(url, context, nextLoad) {
+      const loaded = nextLoad(url, context);
+      if (url !== chunkUrl) return loaded;
+      const source = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8");
+      // The chunk opens with its imports (no shebang): one more import goes first.
+      return { ...loaded, source: prelude + source.replace(BUNDLED_CLASS, BUNDLED_CLASS_REPLACED) };
+    },
+  });
+  return true;
 }
 
 /** Whether `file` is (a link to) pi's bundled bin, which holds its own SessionManager. */

@@ -16,6 +16,7 @@ import {
   startFakeModel, startRpc, stripVolatile, tempDir,
 } from "./cli/fixture.mjs";
 import { DATA as TEST_DATA, pi, sameJson, treelog } from "./helpers.mjs";
+import { findBundledSessionManager } from "../hook/pi.mjs";
 
 const BIG = process.env.TREELOG_TEST_BIG === "1";
 const SIDES = ["pi", "treelog-pi"];
@@ -102,13 +103,15 @@ describe("treelog-pi, print mode", () => {
     sameJson(model.requests.at(-1), model.requests.at(-2), "the model's request from treelog-pi, against pi's");
     sameReopenedContext(results["treelog-pi"].file, results.pi.file);
 
-    // A second turn on the same files: treelog-pi opens its sidecar, pi reads its file again.
+    // A second turn on the same files: treelog-pi opens its sidecar, pi reads its file again;
+    // treelog-pi now runs pi's unbundled CLI (TREELOG_PI_BUNDLE=0), the first turn its bundle.
     const again = {};
     for (const side of SIDES) {
       const { file } = results[side];
       const lines = lineCount(file);
       const [file0, args] = command(side, ["-p", "Once more.", ...MODEL_ARGS, "--session", file]);
-      again[side] = { ...(await run(file0, args, { cwd: project, env })), file, appended: linesAfter(file, lines) };
+      const turnEnv = side === "treelog-pi" ? { ...env, TREELOG_PI_BUNDLE: "0" } : env;
+      again[side] = { ...(await run(file0, args, { cwd: project, env: turnEnv })), file, appended: linesAfter(file, lines) };
     }
     checkPrintTurn(again, "Once more.");
     sameReopenedContext(again["treelog-pi"].file, again.pi.file);
@@ -307,6 +310,23 @@ function fakePi(dir, version, name = "@earendil-works/pi-coding-agent", engines 
   ].join("\n"));
   return dir;
 }
+
+test("pi's bundle: the one chunk declaring its SessionManager is found; any other layout is not", () => {
+  const found = findBundledSessionManager(PI_ROOT);
+  assert.ok(found, "pi 1.6.0's bundle declares its SessionManager once");
+  assert.equal(found.cli, join(PI_ROOT, "dist/bundle/cli.js"));
+  assert.match(readFileSync(found.chunk, "utf8"), /var SessionManager=class _SessionManager\{/);
+  // A bundle laid out otherwise (the class twice, or not at all): the unbundled CLI runs.
+  const layouts = { twice: "var SessionManager=class _SessionManager{};var SessionManager=class _SessionManager{};", none: "export class SessionManager{}" };
+  for (const [name, chunk] of Object.entries(layouts)) {
+    const dir = join(root, `bundle-${name}`, "dist/bundle");
+    mkdirSync(join(dir, "chunks"), { recursive: true });
+    writeFileSync(join(dir, "cli.js"), 'import "./cli-runtime.js";\n');
+    writeFileSync(join(dir, "cli-runtime.js"), 'import{main}from"./chunks/chunk-A.js";main();\n');
+    writeFileSync(join(dir, "chunks/chunk-A.js"), `${chunk}export function main(){}\n`);
+    assert.equal(findBundledSessionManager(join(root, `bundle-${name}`)), undefined, name);
+  }
+});
 
 describe("treelog-pi's version check and discovery", () => {
   const launch = (args, { piRoot, cwd = project, extra = {} } = {}) =>
