@@ -1,3 +1,511 @@
 //! Logs on an S3-compatible object store (`treelog::object_store`), against a real store on
-//! the loopback interface: `scripts/seaweedfs start DIR` prints the settings, and the tests
-//! run when `TREELOG_S3_TEST_ENDPOINT` is set (they are skipped, with a notice, otherwise).
+//! the loopback interface: `scripts/seaweedfs start DIR` starts SeaweedFS and prints the
+//! settings to export, and these tests run when `TREELOG_S3_TEST_ENDPOINT` is set (each is
+//! skipped, with a notice on stderr, otherwise). An endpoint on any host but 127.0.0.1 is
+//! refused: nothing here reaches another address.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Barrier};
+
+use treelog::object_store::{
+    ObjectStoreError, Remote, S3Address, SegmentStorage, StoreConfig, open_session, pull, push,
+};
+use treelog::storage::{LogStorage, is_append_raced};
+use treelog::{Error, IndexState, OnConflict, Session, SessionOptions};
+
+/// The bucket the tests write to, named by `TREELOG_S3_TEST_BUCKET` (scripts/seaweedfs
+/// creates it).
+fn bucket() -> String {
+    std::env::var("TREELOG_S3_TEST_BUCKET").unwrap_or_else(|_| "treelog-test".into())
+}
+
+/// Whether the store is there; prints why a test is skipped when it is not.
+fn store_ready(test: &str) -> bool {
+    let Ok(endpoint) = std::env::var("TREELOG_S3_TEST_ENDPOINT") else {
+        eprintln!(
+            "{test}: skipped: TREELOG_S3_TEST_ENDPOINT is unset (run `scripts/seaweedfs start DIR` \
+             and export what it prints)"
+        );
+        return false;
+    };
+    assert!(
+        endpoint.starts_with("http://127.0.0.1:"),
+        "the tests reach 127.0.0.1 only, not {endpoint}"
+    );
+    assert_eq!(
+        std::env::var("AWS_ENDPOINT_URL").ok().as_deref(),
+        Some(endpoint.as_str()),
+        "AWS_ENDPOINT_URL must be the test endpoint (export what scripts/seaweedfs prints)"
+    );
+    true
+}
+
+/// A log address no other test or run uses.
+fn fresh_address(name: &str) -> S3Address {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let text = format!(
+        "s3://{}/tests/{}-{nanos}-{}/{name}",
+        bucket(),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    S3Address::parse(&text).unwrap().unwrap()
+}
+
+fn remote() -> Arc<Remote> {
+    Arc::new(Remote::connect(&StoreConfig::from_env().unwrap(), &bucket()).unwrap())
+}
+
+fn cached(dir: &Path) -> SessionOptions {
+    SessionOptions {
+        index_dir: Some(dir.to_path_buf()),
+        ..SessionOptions::default()
+    }
+}
+
+/// Asserts two sessions' answers are equal, naming the field that differs (not printing both).
+fn assert_same(got: &common::Answers, expected: &common::Answers, what: &str) {
+    let fields = [
+        ("leaf", got.leaf == expected.leaf),
+        ("path", got.path == expected.path),
+        ("context", got.context == expected.context),
+        ("tree", got.tree == expected.tree),
+        ("labels", got.labels == expected.labels),
+        ("name", got.name == expected.name),
+        ("entries", got.entries == expected.entries),
+        ("opaque", got.opaque == expected.opaque),
+        ("header", got.header == expected.header),
+    ];
+    for (field, same) in fields {
+        assert!(same, "{what}: {field} differs");
+    }
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+const MESSAGE: &str = r#"{"role":"user","content":"hello","timestamp":1}"#;
+
+fn message(text: &str) -> String {
+    format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#)
+}
+
+#[test]
+fn an_s3_session_answers_as_the_same_log_in_a_file() {
+    if !store_ready("an_s3_session_answers_as_the_same_log_in_a_file") {
+        return;
+    }
+    for name in [
+        "pi16-demo.jsonl",
+        "pi16-sample-300.jsonl",
+        "pi-sample-200.jsonl",
+        "pi073-gen-a.jsonl",
+    ] {
+        let local = data(name);
+        let address = fresh_address(name);
+        let pushed = push(&local, &address).unwrap();
+        assert_eq!(pushed.len_bytes, std::fs::metadata(&local).unwrap().len());
+        let expected = common::replay(&local);
+        let cache = tempfile::tempdir().unwrap();
+        let cold = open_session(&address, cached(cache.path())).unwrap();
+        assert!(
+            matches!(cold.index_state(), IndexState::Rebuilt { .. }),
+            "{name}: {:?}",
+            cold.index_state()
+        );
+        assert_same(
+            &common::answers(&cold).unwrap(),
+            &expected,
+            &format!("{name}, cold"),
+        );
+        drop(cold);
+        let warm = open_session(&address, cached(cache.path())).unwrap();
+        assert_eq!(warm.index_state(), &IndexState::Fresh, "{name}");
+        assert_same(
+            &common::answers(&warm).unwrap(),
+            &expected,
+            &format!("{name}, from the cache"),
+        );
+        let no_index = SessionOptions {
+            use_index: false,
+            ..SessionOptions::default()
+        };
+        let replayed = open_session(&address, no_index).unwrap();
+        assert_same(
+            &common::answers(&replayed).unwrap(),
+            &expected,
+            &format!("{name}, replayed"),
+        );
+        // Pulled back, byte for byte.
+        let out = cache.path().join("pulled.jsonl");
+        pull(&address, &out, false).unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&local).unwrap());
+    }
+}
+
+#[test]
+fn appends_write_one_segment_each_and_read_back_as_a_file() {
+    if !store_ready("appends_write_one_segment_each_and_read_back_as_a_file") {
+        return;
+    }
+    let address = fresh_address("new.jsonl");
+    let cache = tempfile::tempdir().unwrap();
+    let mut session = open_session(&address, cached(cache.path())).unwrap();
+    let first = session.append_message(MESSAGE).unwrap();
+    let second = session.append_message(&message("again")).unwrap();
+    session.close().unwrap();
+    let storage = SegmentStorage::open(remote(), &address).unwrap();
+    // The header and the first entry in one segment, then one segment per append.
+    assert_eq!(storage.segments().len(), 2);
+    let out = cache.path().join("pulled.jsonl");
+    pull(&address, &out, false).unwrap();
+    let local = Session::open(&out, common::no_index()).unwrap();
+    assert_eq!(local.path_ids(None).unwrap(), vec![first, second]);
+}
+
+#[test]
+fn a_reader_with_another_cache_catches_up() {
+    if !store_ready("a_reader_with_another_cache_catches_up") {
+        return;
+    }
+    let address = fresh_address("shared.jsonl");
+    push(&data("pi16-demo.jsonl"), &address).unwrap();
+    let (cache_a, cache_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut writer = open_session(&address, cached(cache_a.path())).unwrap();
+    let mut reader = open_session(&address, cached(cache_b.path())).unwrap();
+    let added = writer.append_message(&message("from A")).unwrap();
+    reader.refresh().unwrap();
+    assert_eq!(reader.leaf_id().unwrap().as_deref(), Some(added.as_str()));
+    drop(reader);
+    let more = writer.append_message(&message("from A, later")).unwrap();
+    writer.close().unwrap();
+    let reopened = open_session(&address, cached(cache_b.path())).unwrap();
+    assert!(
+        matches!(reopened.index_state(), IndexState::CaughtUp { .. }),
+        "{:?}",
+        reopened.index_state()
+    );
+    assert_eq!(reopened.leaf_id().unwrap().as_deref(), Some(more.as_str()));
+}
+
+#[test]
+fn a_conditional_create_lets_one_writer_extend_a_prefix() {
+    if !store_ready("a_conditional_create_lets_one_writer_extend_a_prefix") {
+        return;
+    }
+    let address = fresh_address("raced.jsonl");
+    push(&data("pi16-demo.jsonl"), &address).unwrap();
+    let mut first = SegmentStorage::open(remote(), &address).unwrap();
+    let mut second = SegmentStorage::open(remote(), &address).unwrap();
+    let end = first.len_bytes().unwrap();
+    assert_eq!(first.append(b"one\n").unwrap(), end + 4);
+    let raced = second.append(b"two\n").unwrap_err();
+    assert!(is_append_raced(&raced), "{raced}");
+    assert!(
+        raced.to_string().contains(&address.segment_key(end)),
+        "the error names the object: {raced}"
+    );
+    // Nothing of the loser was written; after a catch-up it extends the new end.
+    assert_eq!(second.len_bytes().unwrap(), end + 4);
+    assert_eq!(second.append(b"two\n").unwrap(), end + 8);
+}
+
+/// Two writers append to one session at once, each with its own cache: every acknowledged
+/// entry is in the log once, each segment holds whole lines of one writer, and a writer that
+/// finds the other's entry on its leaf gets the engine's conflict error, then retries after a
+/// refresh.
+#[test]
+fn two_writers_racing_lose_nothing_and_never_share_a_segment() {
+    if !store_ready("two_writers_racing_lose_nothing_and_never_share_a_segment") {
+        return;
+    }
+    const APPENDS: usize = 15;
+    let address = fresh_address("race.jsonl");
+    push(&data("pi16-demo.jsonl"), &address).unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let writers: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|writer| {
+            let address = address.clone();
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let cache = tempfile::tempdir().unwrap();
+                let options = SessionOptions {
+                    on_conflict: OnConflict::Fail,
+                    ..cached(cache.path())
+                };
+                let mut session = open_session(&address, options).unwrap();
+                barrier.wait();
+                let (mut acknowledged, mut conflicts) = (Vec::new(), 0);
+                for i in 0..APPENDS {
+                    loop {
+                        match session.append_message(&message(&format!("{writer}-{i}"))) {
+                            Ok(id) => {
+                                acknowledged.push(id);
+                                break;
+                            }
+                            Err(Error::Conflict { .. }) => {
+                                conflicts += 1;
+                                session.refresh().unwrap();
+                            }
+                            Err(error) => panic!("writer {writer}: {error}"),
+                        }
+                    }
+                }
+                session.close().unwrap();
+                (writer, acknowledged, conflicts)
+            })
+        })
+        .collect();
+    let results: Vec<_> = writers.into_iter().map(|t| t.join().unwrap()).collect();
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("race.jsonl");
+    pull(&address, &out, false).unwrap();
+    let bytes = std::fs::read(&out).unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    for (writer, acknowledged, conflicts) in &results {
+        eprintln!(
+            "writer {writer}: {} appends, {conflicts} conflict(s)",
+            acknowledged.len()
+        );
+        for id in acknowledged {
+            assert_eq!(
+                text.matches(&format!("\"id\":\"{id}\"")).count(),
+                1,
+                "writer {writer}'s entry {id} is in the log once"
+            );
+        }
+    }
+    // Every segment holds whole lines, all written by one writer.
+    let storage = SegmentStorage::open(remote(), &address).unwrap();
+    for segment in storage.segments().iter().skip(1) {
+        let lines = &bytes[segment.start as usize..segment.end() as usize];
+        assert_eq!(
+            lines.last(),
+            Some(&b'\n'),
+            "{} ends at a line end",
+            segment.key
+        );
+        let lines = String::from_utf8(lines.to_vec()).unwrap();
+        let from_a = lines.contains("\"content\":\"a-");
+        let from_b = lines.contains("\"content\":\"b-");
+        assert!(
+            from_a != from_b,
+            "{} holds lines of one writer: {lines}",
+            segment.key
+        );
+    }
+    // The log is one chain: each writer appended at the log's leaf (a refresh after a
+    // conflict follows it), so the active path holds every acknowledged entry.
+    let session = Session::open(&out, common::no_index()).unwrap();
+    let path = session.path_ids(None).unwrap();
+    for (_, acknowledged, _) in &results {
+        assert!(acknowledged.iter().all(|id| path.contains(id)));
+    }
+}
+
+#[test]
+fn damaged_layouts_are_errors_naming_the_object() {
+    if !store_ready("damaged_layouts_are_errors_naming_the_object") {
+        return;
+    }
+    let remote = remote();
+    let setup = |name: &str| {
+        let address = fresh_address(name);
+        push(&data("pi16-demo.jsonl"), &address).unwrap();
+        let mut session = open_session(&address, common::no_index()).unwrap();
+        session.append_message(MESSAGE).unwrap();
+        session.append_message(&message("two")).unwrap();
+        session.close().unwrap();
+        let segments = SegmentStorage::open(remote.clone(), &address)
+            .unwrap()
+            .segments();
+        assert_eq!(segments.len(), 3);
+        (address, segments)
+    };
+    let open_error = |address: &S3Address| -> String {
+        let cache = tempfile::tempdir().unwrap();
+        match open_session(address, cached(cache.path())) {
+            Ok(_) => panic!("{} opened", address.url()),
+            Err(error) => error.to_string(),
+        }
+    };
+
+    // A missing segment.
+    let (address, segments) = setup("missing.jsonl");
+    remote.delete(&segments[1].key).unwrap();
+    let error = open_error(&address);
+    assert!(error.contains("missing segment"), "{error}");
+    assert!(error.contains(&segments[1].key), "{error}");
+
+    // An overlapping one.
+    let (address, segments) = setup("overlap.jsonl");
+    remote
+        .overwrite(&address.segment_key(segments[1].start + 1), b"x\n")
+        .unwrap();
+    let error = open_error(&address);
+    assert!(error.contains("overlapping segment"), "{error}");
+
+    // A foreign object in the log's folder.
+    let (address, _) = setup("foreign.jsonl");
+    let foreign = format!("{}notes.txt", address.segments_folder());
+    remote.overwrite(&foreign, b"hello").unwrap();
+    let error = open_error(&address);
+    assert!(
+        error.contains(&foreign) && error.contains("not a segment"),
+        "{error}"
+    );
+
+    // A segment cut short: a gap before the next one.
+    let (address, segments) = setup("short.jsonl");
+    remote.overwrite(&segments[1].key, b"{}\n").unwrap();
+    let error = open_error(&address);
+    assert!(error.contains("missing segment"), "{error}");
+
+    // A JSONL file copied as one object where a log is named.
+    let address = fresh_address("plain.jsonl");
+    remote
+        .overwrite(
+            &address.key,
+            &std::fs::read(data("pi16-demo.jsonl")).unwrap(),
+        )
+        .unwrap();
+    let error = open_error(&address);
+    assert!(error.contains("a plain object"), "{error}");
+
+    // A push over another log is refused, writing nothing.
+    let (address, segments) = setup("other.jsonl");
+    let refused = push(&data("pi16-sample-300.jsonl"), &address).unwrap_err();
+    assert!(
+        matches!(refused, ObjectStoreError::Refused { .. }),
+        "{refused}"
+    );
+    let after = SegmentStorage::open(remote.clone(), &address)
+        .unwrap()
+        .segments();
+    assert_eq!(after, segments);
+}
+
+#[test]
+fn an_unreachable_store_is_an_error_naming_the_object() {
+    if !store_ready("an_unreachable_store_is_an_error_naming_the_object") {
+        return;
+    }
+    // A port on 127.0.0.1 nothing listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let config = StoreConfig {
+        endpoint: Some(format!("http://127.0.0.1:{port}")),
+        ..StoreConfig::from_env().unwrap()
+    };
+    let remote = Arc::new(Remote::connect(&config, &bucket()).unwrap());
+    let address = fresh_address("nowhere.jsonl");
+    let error = match SegmentStorage::open(remote, &address) {
+        Ok(_) => panic!("a store that is not there answered"),
+        Err(error) => error.to_string(),
+    };
+    assert!(error.contains(&address.segments_folder()), "{error}");
+    assert!(error.contains("cannot list the log's segments"), "{error}");
+}
+
+/// A `SegmentStorage` that lets another writer append an entry (a child of `leaf`) just
+/// before its own first append: the engine's write loses the conditional create, with nothing
+/// written, and must catch up and apply the conflict rule as for a local file.
+struct Interloper {
+    inner: SegmentStorage,
+    other: Option<(SegmentStorage, String)>,
+}
+
+impl LogStorage for Interloper {
+    fn path(&self) -> &Path {
+        self.inner.path()
+    }
+    fn identity(&self) -> std::io::Result<treelog::storage::FileIdentity> {
+        self.inner.identity()
+    }
+    fn len_bytes(&self) -> std::io::Result<u64> {
+        self.inner.len_bytes()
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read_at(offset, buf)
+    }
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<u64> {
+        if let Some((mut other, line)) = self.other.take() {
+            other.len_bytes()?;
+            other.append(line.as_bytes())?;
+        }
+        self.inner.append(bytes)
+    }
+    fn sync(&mut self) -> std::io::Result<()> {
+        self.inner.sync()
+    }
+    fn lock(&mut self) -> std::io::Result<()> {
+        self.inner.lock()
+    }
+    fn unlock(&mut self) -> std::io::Result<()> {
+        self.inner.unlock()
+    }
+}
+
+#[test]
+fn a_lost_create_is_the_engines_conflict_and_nothing_is_lost() {
+    if !store_ready("a_lost_create_is_the_engines_conflict_and_nothing_is_lost") {
+        return;
+    }
+    let leaf = "ad4e8d8b";
+    let theirs = format!(
+        "{{\"type\":\"message\",\"id\":\"0bad0001\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-12-01T00:00:00.000Z\",\"message\":{}}}\n",
+        message("theirs")
+    );
+    for policy in [OnConflict::Fail, OnConflict::FollowTip] {
+        let address = fresh_address("interloper.jsonl");
+        push(&data("pi16-demo.jsonl"), &address).unwrap();
+        let storage = Interloper {
+            inner: SegmentStorage::open(remote(), &address).unwrap(),
+            other: Some((
+                SegmentStorage::open(remote(), &address).unwrap(),
+                theirs.clone(),
+            )),
+        };
+        let options = SessionOptions {
+            on_conflict: policy,
+            ..SessionOptions::default()
+        };
+        let mut session = Session::open_storage(Box::new(storage), options).unwrap();
+        assert_eq!(session.leaf_id().unwrap().as_deref(), Some(leaf));
+        let result = session.append_message(&message("mine"));
+        match policy {
+            OnConflict::Fail => {
+                match result {
+                    Err(Error::Conflict { their_id, .. }) => assert_eq!(their_id, "0bad0001"),
+                    other => panic!("expected the conflict error, got {other:?}"),
+                }
+                // The handle is not poisoned: after a refresh it appends after their entry.
+                session.refresh().unwrap();
+                let mine = session.append_message(&message("mine")).unwrap();
+                assert_eq!(
+                    session.path_ids(None).unwrap()[session.path_ids(None).unwrap().len() - 2..],
+                    ["0bad0001".to_string(), mine]
+                );
+            }
+            _ => {
+                let mine = result.unwrap();
+                let path = session.path_ids(None).unwrap();
+                assert_eq!(path[path.len() - 2..], ["0bad0001".to_string(), mine]);
+            }
+        }
+        let storage = SegmentStorage::open(remote(), &address).unwrap();
+        assert_eq!(storage.segments().len(), 3, "push, theirs, mine");
+    }
+}
