@@ -100,6 +100,18 @@ const QUOTES: &[Quote] = &[
         treelog::SCHEMA_VERSION as u64,
     ),
     // New entry ids: reserved runs.
+    // Logs on an object store (format-spec/object-store.md).
+    constant_in(
+        "segments of at most {} MiB",
+        MIB,
+        "src/object_store/transfer.rs",
+        "PUSH_SEGMENT_BYTES",
+    ),
+    constant(
+        "At most {} such rounds",
+        "src/session/append.rs",
+        "APPEND_RACES_MAX",
+    ),
     constant("runs of {} consecutive values", IDS, "RESERVED_IDS_LEN"),
     constant("runs of {} at random starts", IDS, "RESERVED_IDS_LEN"),
     constant("reserved runs of {}", IDS, "RESERVED_IDS_LEN"),
