@@ -259,3 +259,70 @@ fn stamped_appends_take_the_callers_id_and_timestamp() {
         r#"{"type":"compaction","id":"feedf00d","parentId":"0badcafe","timestamp":"2025-01-01T09:00:01.000Z","summary":"sum","firstKeptEntryId":"feedf00d","tokensBefore":5,"systemMessage":{"role":"system","content":"be brief","timestamp":1735722001000}}"#
     );
 }
+
+/// Every assistant's model origin is an assistant whose provider and model parse to the same
+/// values, whether the records are in the handle's unflushed overlay or in stored pages of a
+/// reopened index; other entries, and messages whose provider is an object, have none.
+#[test]
+fn model_origins_name_messages_of_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/w", SessionOptions::default()).unwrap();
+    let models = [
+        r#""provider":"a","model":"m1""#,
+        r#""provider":"b","model":"m2""#,
+        r#""provider":"a","model":"m\u0031""#,
+        r#""model":"m1""#,
+        r#""provider":{"name":"a"},"model":"m1""#,
+        r#""provider":"a","model":"m2","model":"m1""#,
+    ];
+    let mut ids = Vec::new();
+    for index in 0..600 {
+        let message = if index % 3 == 0 {
+            user(&format!("q{index}"))
+        } else {
+            let model = models[(index / 3 + index) % models.len()];
+            format!(r#"{{"role":"assistant","content":[],{model},"timestamp":{index}}}"#)
+        };
+        ids.push(session.append_message(&message).unwrap());
+    }
+    let log = session.log_path().to_path_buf();
+    let line = |session: &Session, seq: u64| -> serde_json::Value {
+        serde_json::from_str(session.lines_jsonl(&[seq]).unwrap().trim_end()).unwrap()
+    };
+    let fields = |session: &Session, seq: u64| {
+        let line = line(session, seq);
+        (
+            line["message"]["provider"].clone(),
+            line["message"]["model"].clone(),
+        )
+    };
+    let check = |session: &Session| {
+        let seqs: Vec<u64> = ids
+            .iter()
+            .map(|id| session.entry_seq(id).unwrap().unwrap())
+            .collect();
+        // Asked out of order, as a reader may.
+        let reversed: Vec<u64> = seqs.iter().rev().copied().collect();
+        let origins = session.model_origins(&reversed).unwrap();
+        let mut named = 0;
+        for (&seq, origin) in reversed.iter().zip(&origins) {
+            let (provider, _) = fields(session, seq);
+            let assistant = line(session, seq)["message"]["role"] == "assistant";
+            match origin {
+                None => assert!(
+                    !assistant || provider.is_object(),
+                    "line {seq} has an origin"
+                ),
+                Some(origin) => {
+                    assert!(assistant && *origin <= seq, "line {seq}: origin {origin}");
+                    assert_eq!(fields(session, *origin), fields(session, seq), "line {seq}");
+                    named += usize::from(*origin != seq);
+                }
+            }
+        }
+        assert!(named > 300, "most assistants name an earlier one: {named}");
+    };
+    check(&session);
+    drop(session);
+    check(&Session::open(&log, SessionOptions::default()).unwrap());
+}

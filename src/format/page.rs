@@ -389,6 +389,19 @@ impl<'p, 'a> RecordRef<'p, 'a> {
             .wrapping_sub(self.page.code(self.slot, field::PARENT))
     }
 
+    /// Whether the record is an assistant message's.
+    pub fn assistant(&self) -> bool {
+        self.page.code(self.slot, field::TAGS) >> TAGS_FLAGS_SHIFT & FLAG_ASSISTANT != 0
+    }
+
+    /// [`Record::model_origin_seq`], unchecked ([`RecordRef::decode`] checks nothing of it
+    /// either: its reader does).
+    pub fn model_origin_seq(&self) -> u64 {
+        self.page
+            .code(self.slot, field::MODEL_ORIGIN)
+            .wrapping_sub(1)
+    }
+
     /// The depth, saturated for a damaged one ([`RecordRef::decode`] refuses it).
     pub fn depth(&self) -> u32 {
         u32::try_from(self.page.code(self.slot, field::DEPTH)).unwrap_or(u32::MAX)

@@ -306,14 +306,15 @@ impl Session {
     /// every projection) reads one line per distinct pair.
     pub fn model_origins(&self, seqs: &[u64]) -> Result<Vec<Option<u64>>> {
         self.answering(|session| {
-            Ok(session
-                .records_of(seqs)?
-                .iter()
-                .map(|record| {
-                    (record.assistant && record.model_origin_seq != SEQ_NONE)
-                        .then_some(record.model_origin_seq)
-                })
-                .collect())
+            let mut order: Vec<usize> = (0..seqs.len()).collect();
+            order.sort_by_key(|&at| seqs[at]);
+            let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
+            let origins = session.store().model_origins(&sorted)?;
+            let mut out = vec![None; seqs.len()];
+            for (index, &at) in order.iter().enumerate() {
+                out[at] = Some(origins[index]).filter(|&origin| origin != SEQ_NONE);
+            }
+            Ok(out)
         })
     }
 

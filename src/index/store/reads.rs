@@ -217,6 +217,53 @@ impl Store {
         })
     }
 
+    /// For each of `seqs` (ascending), the model origin of an assistant message's record
+    /// (`Record::model_origin_seq`), SEQ_NONE for other records: read from each stored page
+    /// once, without decoding the rest of its records.
+    pub fn model_origins(&self, seqs: &[u64]) -> Result<Vec<u64>> {
+        self.guard(|| {
+            let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
+            let checked = |seq: u64, assistant: bool, origin: u64| {
+                if !assistant {
+                    Ok(SEQ_NONE)
+                } else if origin != SEQ_NONE && origin > seq {
+                    Err(self.read_error(format!("record {seq} names a later model origin")))
+                } else {
+                    Ok(origin)
+                }
+            };
+            let mut out = Vec::with_capacity(seqs.len());
+            let mut at = 0;
+            while at < seqs.len() {
+                let seq = seqs[at];
+                if seq >= self.overlay.base_seq {
+                    let record = self
+                        .overlay
+                        .records
+                        .get((seq - self.overlay.base_seq) as usize)
+                        .ok_or_else(|| missing(seq))?;
+                    out.push(checked(seq, record.assistant, record.model_origin_seq)?);
+                    at += 1;
+                    continue;
+                }
+                let (first, value) = self.stored_page(seq)?.ok_or_else(|| missing(seq))?;
+                let page = PageView::new(first, value.value())
+                    .map_err(|error| self.read_error(error.0))?;
+                if page.get(seq).is_none() {
+                    return Err(missing(seq));
+                }
+                while let Some(&seq) = seqs.get(at)
+                    && seq < self.overlay.base_seq
+                    && let Some(record) = page.get(seq)
+                {
+                    out.push(checked(seq, record.assistant(), record.model_origin_seq())?);
+                    at += 1;
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The record of `seq`, which the caller got from the index itself: a missing one means
     /// the index is inconsistent.
     pub fn existing_record(&self, seq: u64) -> Result<Record> {
