@@ -23,6 +23,36 @@ const MODEL_KEYS = new Set(["provider", "model"]);
 /** "No model origin" in native modelOrigins' answer. */
 const NO_ORIGIN = 0xffffffff;
 
+/** Hands back the object it is given: a subclass's private fields are then put on that object. */
+class Stamped {
+  constructor(target) {
+    return target;
+  }
+}
+
+/**
+ * The sequence number of a plain entry handed out before its line was read, kept on the entry
+ * itself as a private field: invisible to every reflection (keys, JSON, spreading), and
+ * cheaper to set and to collect than a WeakMap's entry (one per entry of a long path).
+ */
+class Unread extends Stamped {
+  #seq;
+
+  /** Marks `entry` as unread, the entry of `seq`. */
+  static mark(entry, seq) {
+    new Unread(entry).#seq = seq;
+  }
+
+  /** The sequence number of an unread entry; undefined once read (or never marked). */
+  static seqOf(entry) {
+    return #seq in entry ? entry.#seq : undefined;
+  }
+
+  static clear(entry) {
+    entry.#seq = undefined;
+  }
+}
+
 /**
  * The value of `key` in a message head (`[{KEY: VALUE, ...}, [KEY, ...]]`, or null for a
  * message whose fields the native half could not read alone), or NOT_IN_HEAD.
@@ -122,7 +152,7 @@ class StandIn {
  * sourceEntry, whose `message` is the projection's message), so pi's callers that compare
  * entries or messages by identity find them. An entry is keyed by its sequence number, its
  * place among the log's lines, which never changes; a plain message entry is handed out before
- * its line is read (see `unread`). Beside them, the active path and the entries in file
+ * its line is read (see Unread). Beside them, the active path and the entries in file
  * order, kept and caught up with what changed: a repeat call costs a copy of the array, an
  * append or a move of the leaf costs the entries it adds.
  */
@@ -130,13 +160,10 @@ export class EntryCache {
   #native;
   /** Entry values by sequence number (a holey array: only the entries handed out so far). */
   #bySeq = [];
-  /**
-   * Plain message entries handed out before their line was read, to their sequence numbers.
-   * Such an entry's `timestamp` and `message` are own accessors (#onUse) that read the line
-   * when first used and then become plain data properties: keys, their order, JSON.stringify
-   * and spreading are those of the parsed line.
-   */
-  #unread = new WeakMap();
+  // Plain message entries handed out before their line was read carry their sequence number
+  // (Unread). Such an entry's `timestamp` and `message` are own accessors (#onUse) that read
+  // the line when first used and then become plain data properties: keys, their order,
+  // JSON.stringify and spreading are those of the parsed line.
   /** Role codes of the unread entries, by sequence number (a stand-in answers `role`). */
   #roles = [];
   /**
@@ -167,7 +194,6 @@ export class EntryCache {
   constructor(native) {
     this.#native = native;
     const cache = this;
-    const unread = this.#unread;
     this.#onUse = {
       timestamp: {
         get() {
@@ -181,7 +207,7 @@ export class EntryCache {
       },
       message: {
         get() {
-          const seq = unread.get(this);
+          const seq = Unread.seqOf(this);
           if (seq === undefined) return this.message;
           let standIn = cache.#standIns.get(seq);
           if (standIn === undefined) {
@@ -205,7 +231,7 @@ export class EntryCache {
     // Two defineProperty calls with shared descriptors cost half of one defineProperties.
     Object.defineProperty(entry, "timestamp", this.#onUse.timestamp);
     Object.defineProperty(entry, "message", this.#onUse.message);
-    this.#unread.set(entry, seq);
+    Unread.mark(entry, seq);
     this.#roles[seq] = role;
     return entry;
   }
@@ -218,13 +244,13 @@ export class EntryCache {
 
   /** Reads the line of an unread entry (`values`: its parse, when already at hand). */
   #materialize(entry, values) {
-    const seq = this.#unread.get(entry);
+    const seq = Unread.seqOf(entry);
     if (seq === undefined) return entry;
     if (values === undefined) {
       this.#readAround(seq);
       return entry;
     }
-    this.#unread.delete(entry);
+    Unread.clear(entry);
     this.#heads.delete(seq);
     this.#origins[seq] = undefined;
     let message = values.message;
@@ -253,7 +279,7 @@ export class EntryCache {
     const seqs = [];
     for (let at = Math.max(0, seq - this.#window / 2); at < seq + this.#window / 2; at++) {
       const entry = this.#bySeq[at];
-      if (entry !== undefined && this.#unread.has(entry)) seqs.push(at);
+      if (entry !== undefined && Unread.seqOf(entry) !== undefined) seqs.push(at);
     }
     const values = this.parse(seqs);
     for (let i = 0; i < seqs.length; i++) this.#materialize(this.#bySeq[seqs[i]], values[i]);
@@ -307,7 +333,7 @@ export class EntryCache {
     const seqs = [];
     for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
       const entry = this.#bySeq[at];
-      if (entry !== undefined && this.#roles[at] === role && this.#unread.has(entry) && !known(at)) seqs.push(at);
+      if (entry !== undefined && this.#roles[at] === role && Unread.seqOf(entry) !== undefined && !known(at)) seqs.push(at);
     }
     return seqs;
   }
@@ -384,7 +410,7 @@ export class EntryCache {
     for (let i = 0; i < missing.length; i++) this.#bySeq[missing[i]] ??= parsed[i];
     const entries = this.load(seqs);
     const pending = [];
-    for (let i = 0; i < entries.length; i++) if (this.#unread.has(entries[i])) pending.push(i);
+    for (let i = 0; i < entries.length; i++) if (Unread.seqOf(entries[i]) !== undefined) pending.push(i);
     if (pending.length > 0) {
       const values = this.parse(pending.map((i) => seqs[i]));
       for (let k = 0; k < pending.length; k++) this.#materialize(entries[pending[k]], values[k]);
