@@ -5,7 +5,7 @@
 //! it, the answers format-spec/log.md defines (the same with and without index), and an
 //! append through treelog that keeps every earlier byte and lands where it should.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -652,7 +652,7 @@ fn cases() -> Vec<Case> {
                 roles: &["compactionSummary", "user"],
             },
         },
-        // The header after the mark is read, as pi 0.73.1 reads it (tests/regression_bom.rs).
+        // The header after the mark is read, as pi 0.73.1 reads it (tests/it/regression/bom.rs).
         Case {
             // pi keeps the kept range from an entry of any type: the unknown one contributes
             // nothing, the messages after it do.

@@ -4,7 +4,7 @@
 //! format-spec/log.md §8 holds, no append is lost or torn, and a reader always sees a
 //! consistent prefix of the log.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -45,7 +45,7 @@
 //! (for measuring). Run with `--nocapture` to see the table; each failure line names the
 //! `TREELOG_DAMAGE_ONLY` value that replays it.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -962,6 +962,17 @@ fn parse_result(line: &str) -> Option<(usize, TrialResult)> {
     ))
 }
 
+/// The campaign test's name as the test harness knows it: its module path inside the test
+/// binary, without the crate's name (`damage_campaign::damaged_sidecars_answer_as_the_log`).
+fn campaign_test_name() -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+    if module.is_empty() {
+        "damaged_sidecars_answer_as_the_log".to_owned()
+    } else {
+        format!("{module}::damaged_sidecars_answer_as_the_log")
+    }
+}
+
 /// Runs workers (this test binary, again, with `TREELOG_DAMAGE_WORKER=START`) until every
 /// trial has a result. A worker that dies without reporting a trial (a crash, an abort)
 /// counts that trial as a panic; one that is silent for too long is killed and its trial
@@ -975,7 +986,7 @@ fn run_workers(config: &Config) -> Vec<TrialResult> {
     while next < total {
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
-                "damaged_sidecars_answer_as_the_log",
+                campaign_test_name().as_str(),
                 "--exact",
                 "--nocapture",
                 "--test-threads=1",

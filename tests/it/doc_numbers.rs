@@ -251,7 +251,7 @@ const QUOTES: &[Quote] = &[
     },
     constant(
         "at most {} lines outside its `#[cfg(test)]` modules",
-        "tests/module_graph.rs",
+        "tests/it/module_graph.rs",
         "NON_TEST_LINES_MAX",
     ),
 ];
@@ -449,7 +449,7 @@ fn mismatches(root: &Path, quotes: &[Quote], documents: &[(String, String)]) -> 
         }
         if said == 0 {
             failures.push(format!(
-                "no document says \"{}\" any more: update its row in tests/doc_numbers.rs",
+                "no document says \"{}\" any more: update its row in tests/it/doc_numbers.rs",
                 quote.phrase
             ));
         }

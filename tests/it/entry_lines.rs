@@ -4,7 +4,7 @@
 //! lines, invalid UTF-8 and a torn tail; a line that no longer matches its record is refused
 //! (`LogChanged`), as every read of a line refuses it, and a damaged record rebuilds the index.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! text (`Some(..)`, `Os { .. }`) or the operating system's error numbers. The kinds a test can
 //! bring about through the API are brought about that way; the rest are built and displayed.
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::path::PathBuf;

@@ -24,9 +24,7 @@ use serde_json::value::RawValue;
 use treelog::storage::{FileIdentity, LogStorage, read_bytes_at};
 use treelog::{Durability, Error, NewEntry, Session, SessionOptions};
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::common::rng::Rng;
 
 // ---- the fault-injecting storage ----
 

@@ -4,21 +4,30 @@
 
 use std::path::Path;
 
-#[path = "../fuzz/fuzz_targets/checks.rs"]
+#[path = "../../fuzz/fuzz_targets/checks.rs"]
 mod checks;
 
 thread_local! {
     static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// Whether this thread is replaying an input: the hook is quiet there only, since the other
+    /// tests of the binary share it.
+    static REPLAYING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// Some inputs make redb panic inside the library, which catches it on purpose and returns an
 /// error: the hook keeps the message quiet, and it is printed only if the check itself fails.
+/// On threads that are not replaying, the previous hook prints as usual.
 fn quiet_caught_panics() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
-            let message = format!("{info}");
-            LAST_PANIC.with(|last| *last.borrow_mut() = Some(message));
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if REPLAYING.with(std::cell::Cell::get) {
+                let message = format!("{info}");
+                LAST_PANIC.with(|last| *last.borrow_mut() = Some(message));
+            } else {
+                previous(info);
+            }
         }))
     });
 }
@@ -36,13 +45,14 @@ fn replay(target: &str, check: fn(&[u8])) {
     assert!(!files.is_empty(), "{}: no corpus committed", dir.display());
     for file in &files {
         let data = std::fs::read(file).expect("read corpus file");
-        if std::panic::catch_unwind(|| check(&data)).is_err() {
+        REPLAYING.with(|replaying| replaying.set(true));
+        let failed = std::panic::catch_unwind(|| check(&data)).is_err();
+        REPLAYING.with(|replaying| replaying.set(false));
+        if failed {
             let message = LAST_PANIC
                 .with(|last| last.borrow_mut().take())
                 .unwrap_or_default();
-            // The default hook again: under the quiet one this panic, and with it the failing
-            // input and its message, would never be printed.
-            drop(std::panic::take_hook());
+            // Printed by the previous hook: this thread no longer replays.
             panic!(
                 "{target}: input {} fails its check: {message}",
                 file.display()

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use serde_json::json;
 use treelog::{Error, IndexState, Session, SessionOptions, Verify, sidecar_path};
 
-mod common;
+use crate::common;
 
 use common::{Answers, CHILDREN, answers, patch_record, replay, tamper};
 

@@ -4,7 +4,7 @@
 //! index is refused with its offset in either half; and that invalid UTF-8 in one line
 //! replaces only that line's bad bytes, as pi's decoder does.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! chunk by chunk within one log, never goes back, and ends at the log's length, for a rebuild, a
 //! catch-up and a replay without index.
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //!
 //! Every `tests/data/<name>.jsonl` with a `<name>.oracle.json` beside it whose oracle answers
 //! per leaf (`leaves`; or, in the older single-leaf form of pi16-sample-300, `contextEntries`)
-//! is a vector. pi-sample-200's oracle has neither and is tested by tests/oracle.rs. For each
+//! is a vector. pi-sample-200's oracle has neither and is tested by tests/it/oracle.rs. For each
 //! vector, treelog must give pi's header, leaf, name, entry count, labels and tree, and for
 //! every leaf of the oracle pi's path, context (`buildSessionContext`), context entries
 //! (`buildContextEntries`) and projection (`buildSessionProjection`). The oracle's messages

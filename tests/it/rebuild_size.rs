@@ -3,7 +3,7 @@
 //! file is more than a twentieth of the log, as these small logs' sidecars are (mostly redb's
 //! fixed tables; src/index/store/rebuild.rs, `compaction_worth_it`).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

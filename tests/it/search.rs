@@ -2,7 +2,7 @@
 //! query's slow reading finds, after builds, appends by treelog and by a plain file append,
 //! rewrites, deletions, and every kind of index that must be rebuilt.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Write;

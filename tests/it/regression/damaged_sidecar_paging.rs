@@ -2,7 +2,7 @@
 //! child, context lines in one shared buffer): a damaged or crafted sidecar must give an error
 //! or a correct answer, never a duplicated subtree or a panic.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 use treelog::{Error, Session, SessionOptions, sidecar_path};
 
 /// The fuzz input: mode 3, then the xor patches and the log (see fuzz/fuzz_targets/checks.rs).
-const INPUT: &[u8] = include_bytes!("../fuzz/corpus/open_log/regression-redb-panic-escapes");
+const INPUT: &[u8] = include_bytes!("../../../fuzz/corpus/open_log/regression-redb-panic-escapes");
 
 #[test]
 fn damaged_index_page_is_an_error_not_a_panic() {

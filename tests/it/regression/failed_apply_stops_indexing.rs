@@ -5,7 +5,7 @@
 //! failure, and the session rebuilds the index from the log (format-spec/index.md §3, "Damage
 //! found by a read"): the catch-up succeeds with every line, none skipped.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

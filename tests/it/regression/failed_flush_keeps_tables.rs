@@ -3,7 +3,7 @@
 //! without them, so it answered "no such entry" for everything already committed. A failed
 //! flush must leave the handle answering as before, from its old tables plus its overlay.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 

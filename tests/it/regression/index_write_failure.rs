@@ -4,7 +4,7 @@
 //! failures now leave the append successful; the handle answers from memory and the next open
 //! rebuilds (or, where the sidecar path cannot hold a file, replays) the index.
 
-mod common;
+use crate::common;
 
 use treelog::{IndexState, Session, SessionOptions, sidecar_path};
 

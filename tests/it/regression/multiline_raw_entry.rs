@@ -1,4 +1,4 @@
-//! Regression (found by tests/faults.rs once its scripts used `append_many`): a `NewEntry`
+//! Regression (found by tests/it/faults.rs once its scripts used `append_many`): a `NewEntry`
 //! whose raw JSON payload held a line break between tokens (legal JSON, and `NewEntry` is
 //! public) was written as it was, splitting the entry into two broken lines: the log kept two
 //! opaque lines for good and the append failed with `LogChanged` ("the appended entry was not

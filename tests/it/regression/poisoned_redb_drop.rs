@@ -11,7 +11,7 @@
 use treelog::{Session, SessionOptions, sidecar_path};
 
 /// The fuzz input: mode 3, then the xor patches and the log (see fuzz/fuzz_targets/checks.rs).
-const INPUT: &[u8] = include_bytes!("../fuzz/corpus/open_log/regression-redb-poisoned-drop");
+const INPUT: &[u8] = include_bytes!("../../../fuzz/corpus/open_log/regression-redb-poisoned-drop");
 
 #[test]
 fn dropping_a_session_on_a_damaged_sidecar_does_not_panic() {

@@ -3,7 +3,7 @@
 //! record outside the indexed prefix before allocating, as damage: the index is rebuilt from
 //! the log and the read answers from it.
 
-mod common;
+use crate::common;
 
 use redb::ReadableTable;
 use treelog::format::page::{PageView, encode_page};

@@ -7,7 +7,7 @@
 //! which a live handle notices at its next catch-up and answers as a fresh replay does. An
 //! unparseable fragment is still a torn tail.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
