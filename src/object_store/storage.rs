@@ -16,9 +16,13 @@ use super::layout::{Segment, continue_segments, segment_at};
 use super::remote::{Created, Remote};
 use crate::storage::{AppendRaced, FileIdentity, LogStorage};
 
-/// The most a read fetches past what it was asked for, within one segment, and keeps for the
-/// reads after it (catch-ups read the log in order).
+/// The most a read that continues the one before it fetches, within one segment, and keeps
+/// for the reads after it (catch-ups and replays read the log in order).
 const READ_AHEAD_BYTES: u64 = 4 << 20;
+
+/// What a read that does not continue the one before fetches at least (an open's checks read
+/// the header and the last block: a few KiB each).
+const READ_MIN_BYTES: u64 = 64 << 10;
 
 /// A log stored as segments on an object store.
 pub struct SegmentStorage {
@@ -32,8 +36,35 @@ pub struct SegmentStorage {
 struct State {
     /// Contiguous from byte 0: the log is their concatenation.
     segments: Vec<Segment>,
-    /// The bytes last fetched, and the offset of their first.
-    read_ahead: Option<(u64, Arc<Vec<u8>>)>,
+    /// The bytes of the last [`FETCHES_KEPT`] fetches, each with the offset of its first byte,
+    /// the latest last.
+    fetched: Vec<(u64, Arc<Vec<u8>>)>,
+}
+
+/// Fetches kept for the reads after them: an open reads the header, then the last block, then
+/// the header again.
+const FETCHES_KEPT: usize = 2;
+
+impl State {
+    /// Where the bytes last fetched end: a read from there reads the log in order.
+    fn fetched_end(&self) -> Option<u64> {
+        self.fetched
+            .last()
+            .map(|(start, bytes)| start + bytes.len() as u64)
+    }
+
+    /// Copies into `buf` what a kept fetch holds at `offset`, if any.
+    fn copy_kept(&self, offset: u64, buf: &mut [u8]) -> Option<usize> {
+        let (start, bytes) = self
+            .fetched
+            .iter()
+            .rev()
+            .find(|(start, bytes)| offset >= *start && offset < start + bytes.len() as u64)?;
+        let from = (offset - start) as usize;
+        let count = buf.len().min(bytes.len() - from);
+        buf[..count].copy_from_slice(&bytes[from..from + count]);
+        Some(count)
+    }
 }
 
 impl SegmentStorage {
@@ -61,7 +92,7 @@ impl SegmentStorage {
             remote,
             state: Mutex::new(State {
                 segments,
-                read_ahead: None,
+                fetched: Vec::new(),
             }),
         })
     }
@@ -105,23 +136,25 @@ impl SegmentStorage {
     }
 
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
-        let segment = {
+        let (segment, in_order) = {
             let state = self.state();
-            if let Some((start, bytes)) = &state.read_ahead
-                && offset >= *start
-                && offset < start + bytes.len() as u64
-            {
-                let from = (offset - start) as usize;
-                let count = buf.len().min(bytes.len() - from);
-                buf[..count].copy_from_slice(&bytes[from..from + count]);
+            if let Some(count) = state.copy_kept(offset, buf) {
                 return Ok(count);
             }
             match segment_at(&state.segments, offset) {
-                Some(index) => state.segments[index].clone(),
+                Some(index) => (
+                    state.segments[index].clone(),
+                    state.fetched_end() == Some(offset),
+                ),
                 None => return Ok(0),
             }
         };
-        let wanted = (buf.len() as u64).max(READ_AHEAD_BYTES);
+        let ahead = if in_order {
+            READ_AHEAD_BYTES
+        } else {
+            READ_MIN_BYTES
+        };
+        let wanted = (buf.len() as u64).max(ahead);
         let end = segment.end().min(offset.saturating_add(wanted));
         let range = (offset - segment.start)..(end - segment.start);
         let bytes = self.remote.get_range(&segment.key, range.clone())?;
@@ -139,7 +172,11 @@ impl SegmentStorage {
         }
         let count = buf.len().min(bytes.len());
         buf[..count].copy_from_slice(&bytes[..count]);
-        self.state().read_ahead = Some((offset, Arc::new(bytes)));
+        let mut state = self.state();
+        if state.fetched.len() == FETCHES_KEPT {
+            state.fetched.remove(0);
+        }
+        state.fetched.push((offset, Arc::new(bytes)));
         Ok(count)
     }
 
