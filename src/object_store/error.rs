@@ -58,13 +58,4 @@ impl ObjectStoreError {
     pub fn into_io(self) -> std::io::Error {
         std::io::Error::other(self)
     }
-
-    /// Whether a conflicting writer or a refused copy caused it (exit 1 in the CLI, as a
-    /// conflict), rather than something that kept the command from running.
-    pub fn is_conflict(&self) -> bool {
-        matches!(
-            self,
-            ObjectStoreError::Session(crate::Error::Conflict { .. })
-        )
-    }
 }

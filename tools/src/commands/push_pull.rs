@@ -160,8 +160,5 @@ pub fn cli_error(error: ObjectStoreError) -> CliError {
             let (location, message) = text.split_once(": ").unwrap_or(("copy", &text));
             CliError::input(location, message)
         }
-        // The enum is non-exhaustive for the CLI's sake of future variants.
-        #[allow(unreachable_patterns)]
-        other => CliError::input("object store", other.to_string()),
     }
 }
