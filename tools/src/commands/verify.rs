@@ -83,8 +83,13 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 }
             };
             let report = report.expect("every log found is verified");
-            bar.inc(log.bytes);
-            tally.bytes += log.bytes;
+            // A log on an object store has its size once it is read.
+            let bytes = match &report {
+                Ok(report) if log.bytes == 0 => report.log_len_bytes,
+                _ => log.bytes,
+            };
+            bar.inc(bytes);
+            tally.bytes += bytes;
             match &report {
                 Ok(report) if report.is_clean() => tally.clean += 1,
                 Ok(report) => {
