@@ -1,7 +1,7 @@
 //! End-to-end tests of the `treelog` binary: each runs it on a private copy of the bundled
 //! pi transcript (or a file made for the test) in its own temporary directory.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! files end with one summary line on stderr, also when all are clean and when a directory holds no
 //! session; `reindex --json` reports in argument order.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -25,8 +25,7 @@ use std::time::{Duration, Instant};
 
 use treelog::{IndexState, Session, SessionOptions};
 
-#[path = "../../tests/common/rng.rs"]
-mod rng;
+use crate::common::rng;
 use rng::Rng;
 
 /// Rounds on one file before starting a new one (bounds the file size and the check time).

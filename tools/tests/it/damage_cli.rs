@@ -1,4 +1,4 @@
-//! The damage campaign (tests/damage_campaign.rs) through the real binary, on a smaller sample: a
+//! The damage campaign (tests/it/damage_campaign.rs) through the real binary, on a smaller sample: a
 //! bundled transcript's sidecar is damaged (one bit, 16 random bytes, a 4 KiB page zeroed, random
 //! or copied from another page, a truncation), then `treelog context`, `path`, `tree --json`, `info
 //! --json`, `verify` and again `path` run on it, in that order, as a user would run them one after
@@ -19,8 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "../../tests/common/rng.rs"]
-mod rng;
+use crate::common::rng;
 use rng::Rng;
 
 const PAGE: usize = 4096;

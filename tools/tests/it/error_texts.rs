@@ -7,7 +7,7 @@
 //! Root ignores file permissions, so under root the binary runs as `nobody` through
 //! `setpriv`; where that is impossible the test says why and checks nothing.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

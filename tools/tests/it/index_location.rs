@@ -2,7 +2,7 @@
 //! beside the logs or in the index directory; with `--index-dir DIR` (or `TREELOG_INDEX_DIR`,
 //! which the flag overrides) the session folder is left untouched and the indexes go to DIR.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,10 +2,8 @@
 //! search --help` documents, hits checked against a brute-force scan of the same logs, searches at
 //! once, and a reindex killed mid-update repaired by the next search.
 
-#[path = "../../tests/common/rng.rs"]
-mod rng;
-#[path = "../../tests/common/search_texts.rs"]
-mod search_texts;
+use crate::common::rng;
+use crate::common::search_texts;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

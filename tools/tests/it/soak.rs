@@ -42,11 +42,19 @@ use serde_json::{Value, json};
 use treelog::storage::{FileIdentity, LogStorage};
 use treelog::{OnConflict, Session, SessionOptions};
 
-#[path = "../../tests/common/rng.rs"]
-mod rng;
+use crate::common::rng;
 use rng::Rng;
 
-const TEST_NAME: &str = "soak_of_concurrent_writers_and_readers";
+/// The soak test's name as the test harness knows it: its module path inside the test binary,
+/// without the crate's name (`soak::soak_of_concurrent_writers_and_readers`).
+fn test_name() -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+    if module.is_empty() {
+        "soak_of_concurrent_writers_and_readers".to_owned()
+    } else {
+        format!("{module}::soak_of_concurrent_writers_and_readers")
+    }
+}
 
 fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name)
@@ -303,7 +311,12 @@ fn library_writer_processes(log: &Path, seed: u64, deadline: Instant, shared: &A
     let mut rng = Rng(seed);
     while Instant::now() < deadline {
         let child = Command::new(std::env::current_exe().unwrap())
-            .args([TEST_NAME, "--exact", "--nocapture", "--test-threads=1"])
+            .args([
+                test_name().as_str(),
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("TREELOG_SOAK_ROLE", "writer")
             .env("TREELOG_SOAK_LOG", log)
             .env("TREELOG_SOAK_SEED", rng.next().to_string())

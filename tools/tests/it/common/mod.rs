@@ -1,6 +1,12 @@
-//! Helpers shared by the CLI tests (`mod common;` in each file that needs them).
+//! Helpers shared by the CLI tests (`crate::common` in each module that needs them), and the
+//! library tests' helpers they share: the seeded generator and the brute-force search texts.
 
 #![allow(dead_code)]
+
+#[path = "../../../../tests/common/rng.rs"]
+pub mod rng;
+#[path = "../../../../tests/common/search_texts.rs"]
+pub mod search_texts;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
