@@ -1,5 +1,5 @@
 //! The checks behind each fuzz target, shared by the libFuzzer targets (fuzz_targets/*.rs)
-//! and by the plain replay of the committed corpus (tests/fuzz_corpus.rs), so that `cargo test`
+//! and by the plain replay of the committed corpus (tests/it/fuzz_corpus.rs), so that `cargo test`
 //! runs every committed input through exactly what the fuzzer ran.
 //!
 //! No dependency beyond treelog, serde, serde_json and tempfile: inputs are decoded by hand

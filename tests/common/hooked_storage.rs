@@ -1,5 +1,5 @@
 //! A log in memory with hooks: each read can be watched, every append made to fail. The one
-//! `LogStorage` wrapper for tests that need no more than that (tests/faults.rs injects
+//! `LogStorage` wrapper for tests that need no more than that (tests/it/faults.rs injects
 //! countdown faults of its own).
 
 use std::io;

@@ -1,4 +1,4 @@
-//! The brute-force side of the search tests (tests/search.rs, tools/tests/search.rs): every
+//! The brute-force side of the search tests (tests/it/search.rs, tools/tests/it/search.rs): every
 //! entry's searchable text read straight from the logs, line by line, without the index.
 
 // Each test binary reads the fields it needs.

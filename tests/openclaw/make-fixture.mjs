@@ -1,6 +1,6 @@
 // Regenerates tests/data/openclaw/: a state directory made by OpenClaw 2026.9.6's own
 // importer from plant.mjs's sessions, every file zstd-compressed (`<path>.zst`), for the Rust
-// tests (tests/openclaw.rs), which need no npm.
+// tests (tests/it/openclaw.rs), which need no npm.
 //
 //   cd tests/openclaw && npm ci --ignore-scripts && node make-fixture.mjs
 //

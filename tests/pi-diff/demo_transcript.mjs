@@ -4,7 +4,7 @@
 // in a scratch directory, a branch left with a summary (`navigateTree`), and a manual
 // compaction (`compact`). pi's clock and id source are seeded (common.mjs), so the same pi
 // gives the same bytes (tools' `durationMs` included: see below). Then writes pi's own answers for the file (oracle.mjs) beside it:
-// tests/pi_oracle.rs compares treelog with them.
+// tests/it/pi_oracle.rs compares treelog with them.
 //
 //   cd tests/pi-diff && npm ci --ignore-scripts && node_modules/.bin/node demo_transcript.mjs
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
