@@ -1202,3 +1202,84 @@ fn include_edited_hits_equal_a_brute_force_scan() {
         }
     }
 }
+
+/// On every bundled pi-written transcript, each hit says it is on the active path exactly when
+/// pi's own answer for the session (its oracle: `leafId` and that leaf's root-to-leaf path, as
+/// pi 1.6.0 / 0.73.1 computed them) holds the entry, and `--branch active` keeps only those.
+#[test]
+fn active_path_flags_equal_pis_path_on_the_vectors() {
+    let (mut on, mut off) = (0, 0);
+    for name in [
+        "pi-sample-200",
+        "pi073-gen-a",
+        "pi16-demo",
+        "pi16-gen-a",
+        "pi16-gen-b",
+        "pi16-sample-300",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            data_dir().join(format!("{name}.jsonl")),
+            dir.path().join(format!("{name}.jsonl")),
+        )
+        .unwrap();
+        let oracle: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(data_dir().join(format!("{name}.oracle.json"))).unwrap(),
+        )
+        .unwrap();
+        let leaf = oracle["leafId"].as_str().unwrap();
+        let path = match oracle.get("leaves") {
+            Some(leaves) => leaves
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|entry| entry["leafId"] == leaf)
+                .map(|entry| entry["path"].clone())
+                .unwrap(),
+            None => oracle["path"].clone(),
+        };
+        let path: BTreeSet<String> = path
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| id.as_str().unwrap().to_owned())
+            .collect();
+        assert!(
+            path.contains(leaf),
+            "{name}: the oracle's path ends at its leaf"
+        );
+        for word in ["the", "test", "file", "log", "read", "ok"] {
+            let query = search::parse(word).unwrap();
+            let all =
+                search::search(dir.path(), &query, &options(10_000), &Notices::default()).unwrap();
+            for hit in &all {
+                assert_eq!(
+                    hit.active_path,
+                    path.contains(&hit.id),
+                    "{name} {word}: {hit:?}"
+                );
+                if hit.active_path {
+                    on += 1;
+                } else {
+                    off += 1;
+                }
+            }
+            let active = SearchOptions {
+                branches: Branches::Active,
+                ..options(10_000)
+            };
+            let kept = search::search(dir.path(), &query, &active, &Notices::default()).unwrap();
+            let expected: Vec<&str> = all
+                .iter()
+                .filter(|hit| hit.active_path)
+                .map(|hit| hit.id.as_str())
+                .collect();
+            let got: Vec<&str> = kept.iter().map(|hit| hit.id.as_str()).collect();
+            assert_eq!(got, expected, "{name} {word}: --branch active");
+        }
+    }
+    assert!(
+        on > 50 && off > 50,
+        "hits on ({on}) and off ({off}) the active paths"
+    );
+}
