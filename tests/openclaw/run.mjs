@@ -15,11 +15,11 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { zstdDecompressSync } from "node:zlib";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -142,6 +142,36 @@ check("export without an archived original writes the rows and says they were re
   assert.match(out, /OpenClaw rewrote these lines/);
   assert.equal(readFileSync(file, "utf8"), rows(state, "dup-id", "s-dup-id").join("\n") + "\n");
 });
+
+// pi 1.6.0's own SessionManager, from the Node package's dependencies (README's test command
+// installs them before this harness runs in CI).
+const PI = join(here, "..", "..", "bindings", "node", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "core", "session-manager.js");
+if (existsSync(PI)) {
+  const { SessionManager } = await import(pathToFileURL(PI).href);
+  check("an export opens in pi 1.6.0 with the answers treelog gives", () => {
+    // The clean session's export is its archived original; dup-id's, without an archive, is
+    // the rows: pi's answers on each equal treelog's on the same file, and on the rows' export
+    // equal treelog's on the openclaw:// session itself.
+    for (const [agent, fromRows] of [["clean", false], ["dup-id", true]]) {
+      const address = `openclaw://${state}#${agent}/s-${agent}`;
+      const file = join(root, `pi-export-${agent}.jsonl`);
+      run(["openclaw", "export", address, file]);
+      const sm = SessionManager.open(file);
+      const path = sm.getBranch().map((entry) => entry.id);
+      const context = sm.buildSessionContext();
+      assert.ok(sm.getEntries().length > 10, `${agent}: pi read the entries`);
+      for (const source of fromRows ? [file, address] : [file]) {
+        const flags = source === file ? ["--no-index-write"] : [];
+        assert.deepEqual(path, run([...flags, "path", source]).split("\n").filter(Boolean), `${agent}: path of ${source}`);
+        assert.deepEqual(context, JSON.parse(run([...flags, "context", source])), `${agent}: context of ${source}`);
+      }
+      // The archived original and the rows hold the same entries, in the same tree.
+      assert.deepEqual(path, run(["path", address]).split("\n").filter(Boolean), `${agent}: path of the rows`);
+    }
+  });
+} else {
+  console.log(`# skipped: pi 1.6.0 is not installed at ${PI} (npm ci in bindings/node)`);
+}
 
 check("list and the reading commands answer as the rows in a JSONL file", () => {
   const listed = JSON.parse(run(["openclaw", "list", "--json", state]));
