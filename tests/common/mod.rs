@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod hooked_storage;
+#[cfg(feature = "openclaw")]
+pub mod openclaw_fixture;
 pub mod rng;
 #[cfg(feature = "search")]
 pub mod search_texts;

@@ -7,31 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::common::openclaw_fixture;
+
 use treelog::openclaw::{self, Address, AgentDb, ProblemKind, SessionSource};
 use treelog::{Session, SessionOptions};
 
 /// The fixture unpacked into a fresh directory: returns (guard, state directory).
 fn state_dir() -> (tempfile::TempDir, PathBuf) {
-    let root = tempfile::tempdir().unwrap();
-    let state = root.path().join(".openclaw");
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openclaw");
-    unpack(&data, &data, &state);
-    (root, state)
-}
-
-fn unpack(base: &Path, dir: &Path, state: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            unpack(base, &path, state);
-            continue;
-        }
-        let relative = path.strip_prefix(base).unwrap().to_str().unwrap();
-        let target = state.join(relative.strip_suffix(".zst").unwrap());
-        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-        let bytes = zstd::decode_all(std::fs::File::open(&path).unwrap()).unwrap();
-        std::fs::write(target, bytes).unwrap();
-    }
+    openclaw_fixture::state_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/openclaw"))
 }
 
 fn address(state: &Path, agent: &str, session: &str) -> Address {

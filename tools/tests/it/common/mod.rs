@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../../tests/common/openclaw_fixture.rs"]
+pub mod openclaw_fixture;
 #[path = "../../../../tests/common/rng.rs"]
 pub mod rng;
 #[path = "../../../../tests/common/search_texts.rs"]
