@@ -157,6 +157,25 @@ export function enableCompileCache(env = process.env) {
 }
 
 /**
+ * Whether this run uses Node's synchronous module hooks (module.registerHooks, Node >= 22.15 /
+ * 23.5); TREELOG_PI_HOOKS=async turns them off (for the tests).
+ */
+const syncHooks = (env) => typeof module.registerHooks === "function" && env.TREELOG_PI_HOOKS !== "async";
+
+/**
+ * A resolve hook that asks the resolve cache (resolve-cache.mjs) of pi's modules, kept per
+ * Node, pi and `route`, or Node itself when the cache is off (TREELOG_PI_RESOLVE_CACHE=0) or
+ * there is no cache folder. Returns [hook, cache file or undefined].
+ */
+function cachedResolve(piRoot, version, route, env) {
+  const cache = env.TREELOG_PI_RESOLVE_CACHE === "0" || !cacheDir(env)
+    ? undefined
+    : openResolveCache(cacheDir(env), [process.version, process.platform, process.arch, realpathSync(piRoot), version, route]);
+  const resolve = (specifier, context, nextResolve) => (cache ? cache.resolve(specifier, context, nextResolve) : nextResolve(specifier, context));
+  return [resolve, cache?.file];
+}
+
+/**
  * Hands treelog's module to every import of pi's dist/core/session-manager.js at `piRoot`
  * (by the resolved URL, whatever the specifier: ./, ../core/, the package index's re-export).
  * module.registerHooks (synchronous, in this thread; Node >= 22.15 / 23.5) when there is one,
@@ -166,17 +185,15 @@ export function enableCompileCache(env = process.env) {
 export function redirectSessionManager(piRoot, { env = process.env, version = "" } = {}) {
   const from = pathToFileURL(realpathSync(join(piRoot, "dist/core/session-manager.js"))).href;
   const to = TREELOG_MODULE.href;
-  if (typeof module.registerHooks === "function" && env.TREELOG_PI_HOOKS !== "async") {
-    const cache = env.TREELOG_PI_RESOLVE_CACHE === "0" || !cacheDir(env)
-      ? undefined
-      : openResolveCache(cacheDir(env), [process.version, process.platform, process.arch, realpathSync(piRoot), version, to]);
+  if (syncHooks(env)) {
+    const [cached, cacheFile] = cachedResolve(piRoot, version, to, env);
     module.registerHooks({
       resolve(specifier, context, nextResolve) {
-        const resolved = cache ? cache.resolve(specifier, context, nextResolve) : nextResolve(specifier, context);
+        const resolved = cached(specifier, context, nextResolve);
         return resolved.url === from ? { url: to, format: "module", shortCircuit: true } : resolved;
       },
     });
-    return { hooks: "registerHooks", cache: cache?.file };
+    return { hooks: "registerHooks", cache: cacheFile };
   }
   module.register(new URL("./async-hooks.mjs", import.meta.url), { data: { from, to } });
   return { hooks: "register" };
@@ -225,14 +242,11 @@ export function findBundledSessionManager(piRoot) {
  * unbundled CLI). The resolve cache (resolve-cache.mjs) serves the bundle's imports too.
  */
 export function patchBundledSessionManager(piRoot, found, { env = process.env, version = "" } = {}) {
-  if (typeof module.registerHooks !== "function" || env.TREELOG_PI_HOOKS === "async") return false;
+  if (!syncHooks(env)) return false;
   const chunkUrl = pathToFileURL(found.chunk).href;
   const prelude = `import{SessionManager as __treelogSessionManager}from${JSON.stringify(TREELOG_MODULE.href)};`;
-  const cache = env.TREELOG_PI_RESOLVE_CACHE === "0" || !cacheDir(env)
-    ? undefined
-    : openResolveCache(cacheDir(env), [process.version, process.platform, process.arch, realpathSync(piRoot), version, "bundle"]);
   module.registerHooks({
-    resolve: (specifier, context, nextResolve) => (cache ? cache.resolve(specifier, context, nextResolve) : nextResolve(specifier, context)),
+    resolve: cachedResolve(piRoot, version, "bundle", env)[0],
     load(url, context, nextLoad) {
       const loaded = nextLoad(url, context);
       if (url !== chunkUrl) return loaded;
