@@ -48,6 +48,10 @@ class Unread extends Stamped {
     return #seq in entry ? entry.#seq : undefined;
   }
 
+  static has(entry) {
+    return Unread.seqOf(entry) !== undefined;
+  }
+
   static clear(entry) {
     entry.#seq = undefined;
   }
@@ -279,7 +283,7 @@ export class EntryCache {
     const seqs = [];
     for (let at = Math.max(0, seq - this.#window / 2); at < seq + this.#window / 2; at++) {
       const entry = this.#bySeq[at];
-      if (entry !== undefined && Unread.seqOf(entry) !== undefined) seqs.push(at);
+      if (entry !== undefined && Unread.has(entry)) seqs.push(at);
     }
     const values = this.parse(seqs);
     for (let i = 0; i < seqs.length; i++) this.#materialize(this.#bySeq[seqs[i]], values[i]);
@@ -333,7 +337,7 @@ export class EntryCache {
     const seqs = [];
     for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
       const entry = this.#bySeq[at];
-      if (entry !== undefined && this.#roles[at] === role && Unread.seqOf(entry) !== undefined && !known(at)) seqs.push(at);
+      if (entry !== undefined && this.#roles[at] === role && Unread.has(entry) && !known(at)) seqs.push(at);
     }
     return seqs;
   }
@@ -410,7 +414,7 @@ export class EntryCache {
     for (let i = 0; i < missing.length; i++) this.#bySeq[missing[i]] ??= parsed[i];
     const entries = this.load(seqs);
     const pending = [];
-    for (let i = 0; i < entries.length; i++) if (Unread.seqOf(entries[i]) !== undefined) pending.push(i);
+    for (let i = 0; i < entries.length; i++) if (Unread.has(entries[i])) pending.push(i);
     if (pending.length > 0) {
       const values = this.parse(pending.map((i) => seqs[i]));
       for (let k = 0; k < pending.length; k++) this.#materialize(entries[pending[k]], values[k]);

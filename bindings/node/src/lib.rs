@@ -526,7 +526,7 @@ impl NativeSession {
     /// The entries `seqs`, as the index knows them.
     #[napi]
     pub fn indexed_entries(&mut self, seqs: Uint32Array) -> Result<EntryBatch> {
-        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        let seqs = seqs64(&seqs);
         self.query(|session| batch(session, 0, &session.indexed_entries(&seqs)?))
     }
 
@@ -534,7 +534,7 @@ impl NativeSession {
     /// array.
     #[napi]
     pub fn message_heads_json(&mut self, seqs: Uint32Array) -> Result<String> {
-        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        let seqs = seqs64(&seqs);
         self.query(|session| {
             let heads = session.message_heads(&seqs)?;
             let mut out = String::from("[");
@@ -552,7 +552,7 @@ impl NativeSession {
     /// For each of `seqs`, its model origin (`Session::model_origins`), or 0xFFFFFFFF for none.
     #[napi]
     pub fn model_origins(&mut self, seqs: Uint32Array) -> Result<Uint32Array> {
-        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        let seqs = seqs64(&seqs);
         self.query(|session| {
             let origins = session.model_origins(&seqs)?;
             seqs32(
@@ -566,7 +566,7 @@ impl NativeSession {
     /// `JSON.parse` of the whole batch costs less than one per line.
     #[napi]
     pub fn lines_json_array(&mut self, seqs: Uint32Array) -> Result<String> {
-        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        let seqs = seqs64(&seqs);
         self.query(|session| {
             let lines = session.lines_jsonl(&seqs)?;
             let mut text = Vec::with_capacity(lines.len() + 2);
@@ -592,7 +592,7 @@ impl NativeSession {
     /// The lines of the entries `seqs`, as JSONL in the order given.
     #[napi]
     pub fn lines_jsonl(&mut self, seqs: Uint32Array) -> Result<String> {
-        let seqs: Vec<u64> = seqs.iter().map(|&seq| u64::from(seq)).collect();
+        let seqs = seqs64(&seqs);
         self.query(|session| session.lines_jsonl(&seqs))
     }
 
@@ -894,6 +894,11 @@ fn seq32(session: &Session, seq: u64) -> treelog::Result<u32> {
         path: session.log_path().to_path_buf(),
         reason: "the Node package reads logs of at most 2^32 lines".into(),
     })
+}
+
+/// Sequence numbers from JavaScript, as the library takes them.
+fn seqs64(seqs: &Uint32Array) -> Vec<u64> {
+    seqs.iter().map(|&seq| u64::from(seq)).collect()
 }
 
 fn seqs32(session: &Session, seqs: impl IntoIterator<Item = u64>) -> treelog::Result<Uint32Array> {
