@@ -236,9 +236,7 @@ impl Session {
     /// The records and lines of `seqs`, read in file order (as lines are read together), with
     /// the place in `seqs` of each: a caller puts its answers back in the order it was asked.
     fn lines_in_file_order(&self, seqs: &[u64]) -> Result<(Vec<usize>, Vec<Record>, LineTexts)> {
-        let mut order: Vec<usize> = (0..seqs.len()).collect();
-        order.sort_by_key(|&at| seqs[at]);
-        let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
+        let (order, sorted) = file_order(seqs);
         let records = self.records_of(&sorted)?;
         let lines = self.read_lines(&records.iter().collect::<Vec<_>>())?;
         Ok((order, records, lines))
@@ -306,9 +304,7 @@ impl Session {
     /// every projection) reads one line per distinct pair.
     pub fn model_origins(&self, seqs: &[u64]) -> Result<Vec<Option<u64>>> {
         self.answering(|session| {
-            let mut order: Vec<usize> = (0..seqs.len()).collect();
-            order.sort_by_key(|&at| seqs[at]);
-            let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
+            let (order, sorted) = file_order(seqs);
             let origins = session.store().model_origins(&sorted)?;
             let mut out = vec![None; seqs.len()];
             for (index, &at) in order.iter().enumerate() {
@@ -644,6 +640,15 @@ impl Session {
             json,
         })
     }
+}
+
+/// `seqs` in file order, and the place in `seqs` of each: a caller reads in file order and puts
+/// its answers back in the order it was asked.
+fn file_order(seqs: &[u64]) -> (Vec<usize>, Vec<u64>) {
+    let mut order: Vec<usize> = (0..seqs.len()).collect();
+    order.sort_by_key(|&at| seqs[at]);
+    let sorted = order.iter().map(|&at| seqs[at]).collect();
+    (order, sorted)
 }
 
 /// The longest value a message head holds; longer ones are named with the objects.
