@@ -52,7 +52,8 @@ pub use index::{
     sidecar_in_dir, sidecar_path,
 };
 pub use session::{
-    Durability, Entry, Header, IndexedEntry, MESSAGE_HEAD_KEYS, OnConflict, OpaqueRecord,
-    PlainEntry, Session, SessionOptions, Stamp, Stats, TreeNode, TreeWalk,
+    Durability, Entry, Header, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN, OnConflict,
+    OpaqueRecord, PARENT_LISTED, PARENT_NULL, Session, SessionOptions, Stamp, Stats, TIMESTAMP_LEN,
+    TreeNode, TreeWalk,
 };
 pub use tree::PathIds;

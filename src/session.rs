@@ -30,8 +30,8 @@ mod types;
 
 pub use header::Header;
 pub use types::{
-    Durability, Entry, IndexedEntry, MESSAGE_HEAD_KEYS, OnConflict, OpaqueRecord, PlainEntry,
-    SessionOptions, Stamp, Stats, TreeNode,
+    Durability, Entry, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN, OnConflict, OpaqueRecord,
+    PARENT_LISTED, PARENT_NULL, SessionOptions, Stamp, Stats, TIMESTAMP_LEN, TreeNode,
 };
 
 use header::{log_header, now_ms};

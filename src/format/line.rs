@@ -547,11 +547,22 @@ fn message_role_code(message: &str) -> u8 {
     }
 }
 
+/// Whether `raw` (a JSON value) is a timestamp as JavaScript's `toISOString()` writes it, so
+/// that the index's milliseconds give its text back (`format_iso_ms`).
+fn canonical_timestamp(raw: &str) -> bool {
+    let Some(text) = raw.strip_prefix('"').and_then(|raw| raw.strip_suffix('"')) else {
+        return false;
+    };
+    super::time::parse_iso_ms(text)
+        .and_then(super::time::iso_ms_text)
+        .is_some_and(|canonical| canonical == text.as_bytes())
+}
+
 /// Whether `text` is exactly pi's layout of a message entry: `{"type":"message"`, then `"id"`
-/// (a string), `"parentId"` (a string or null), `"timestamp"` (a string) and `"message"` (an
-/// object), in that order, without spaces and without any other key. Each value is the field
-/// the scan found (the last of a repeated key), at the place the layout puts it, so the line
-/// holds no other key.
+/// (a string), `"parentId"` (a string or null), `"timestamp"` (a string as `toISOString()`
+/// writes it) and `"message"` (an object), in that order, without spaces and without any
+/// other key. Each value is the field the scan found (the last of a repeated key), at the
+/// place the layout puts it, so the line holds no other key.
 fn pi_message_layout(text: &str, fields: &FieldTexts<'_>) -> bool {
     let (Some(kind), Some(id), Some(parent), Some(timestamp), Some(message)) = (
         fields.kind,
@@ -569,7 +580,7 @@ fn pi_message_layout(text: &str, fields: &FieldTexts<'_>) -> bool {
         || id.contains('\\')
         || parent.contains('\\')
         || !(parent == "null" || parent.starts_with('"'))
-        || !timestamp.starts_with('"')
+        || !canonical_timestamp(timestamp)
         || !message.starts_with('{')
     {
         return false;
@@ -823,74 +834,100 @@ mod tests {
     fn pi_layout_and_role_are_read_from_the_line() {
         let cases = [
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 true,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"content":"x","role":"system"}}"#,
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"content":"x","role":"system"}}"#,
                 true,
                 4,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"role":"assist\u0061nt"}}"#,
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"assist\u0061nt"}}"#,
                 true,
                 2,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"role":"mine"}}"#,
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"mine"}}"#,
                 true,
                 15,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"t","message":{"content":[]}}"#,
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"content":[]}}"#,
                 true,
                 0,
             ),
             // Another order, a space, an extra key, a repeated key, an escaped id, a number
             // parent, a message that is not an object: the keys are not known without a parse.
             (
-                r#"{"id":"a1","type":"message","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                r#"{"id":"a1","type":"message","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message", "id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                r#"{"type":"message", "id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"},"x":1}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"},"x":1}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","appendMode":"side","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","appendMode":"side","message":{"role":"user"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"},"message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"},"message":{"role":"user"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":7,"timestamp":"t","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":7,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":"hello"}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":"hello"}"#,
                 false,
                 0,
             ),
+            // A timestamp other than `toISOString()`'s: its text is not known from the index.
             (
-                r#"{"type":"custom","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-02-30T00:00:00.000Z","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01t00:00:00.000Z","message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":1735689600000,"message":{"role":"user"}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"custom","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
                 false,
                 0,
             ),

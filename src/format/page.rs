@@ -394,6 +394,19 @@ impl<'p, 'a> RecordRef<'p, 'a> {
         self.page.code(self.slot, field::TAGS) >> TAGS_FLAGS_SHIFT & FLAG_ASSISTANT != 0
     }
 
+    /// The role code of a plain message entry's record (kind message, [`Record::plain`]), or
+    /// `None` for any other record.
+    pub fn plain_message_role(&self) -> Option<u8> {
+        let tags = self.page.code(self.slot, field::TAGS);
+        (tags & 0x0f == EntryKind::Message as u64 && tags >> TAGS_FLAGS_SHIFT & FLAG_PLAIN != 0)
+            .then_some((tags >> TAGS_ROLE_SHIFT & 0x0f) as u8)
+    }
+
+    /// [`Record::timestamp_ms`].
+    pub fn timestamp_ms(&self) -> i64 {
+        (self.page.code(self.slot, field::TIMESTAMP) ^ TIMESTAMP_BIAS) as i64
+    }
+
     /// [`Record::model_origin_seq`], unchecked ([`RecordRef::decode`] checks nothing of it
     /// either: its reader does).
     pub fn model_origin_seq(&self) -> u64 {

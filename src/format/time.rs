@@ -4,18 +4,30 @@
 /// Formats epoch milliseconds as JavaScript's `Date.prototype.toISOString()` does for years
 /// 0..=9999 (the only years a wall clock produces).
 pub fn format_iso_ms(epoch_ms: i64) -> String {
+    match iso_ms_text(epoch_ms) {
+        Some(text) => String::from_utf8(text.to_vec()).expect("the digits are ASCII"),
+        None => {
+            // Out of a wall clock's range: as `{:04}` would print it (JavaScript would throw).
+            let (year, month, day) = civil_from_days(epoch_ms.div_euclid(86_400_000));
+            let ms_of_day = epoch_ms.rem_euclid(86_400_000);
+            format!(
+                "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+                ms_of_day / 3_600_000,
+                (ms_of_day / 60_000) % 60,
+                (ms_of_day / 1000) % 60,
+                ms_of_day % 1000
+            )
+        }
+    }
+}
+
+/// `toISOString()`'s text of epoch milliseconds in years 0..=9999, `None` outside them.
+pub fn iso_ms_text(epoch_ms: i64) -> Option<[u8; 24]> {
     let days = epoch_ms.div_euclid(86_400_000);
     let ms_of_day = epoch_ms.rem_euclid(86_400_000);
     let (year, month, day) = civil_from_days(days);
     if !(0..=9999).contains(&year) {
-        // Out of a wall clock's range: as `{:04}` would print it (JavaScript would throw).
-        return format!(
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            ms_of_day / 3_600_000,
-            (ms_of_day / 60_000) % 60,
-            (ms_of_day / 1000) % 60,
-            ms_of_day % 1000
-        );
+        return None;
     }
     // Digits written in place: an append formats one timestamp, and `format!` would cost a
     // measurable part of a small append (docs/decisions/append-path.md).
@@ -33,7 +45,7 @@ pub fn format_iso_ms(epoch_ms: i64) -> String {
     put(14, 2, (ms_of_day / 60_000) % 60);
     put(17, 2, (ms_of_day / 1000) % 60);
     put(20, 3, ms_of_day % 1000);
-    String::from_utf8(text.to_vec()).expect("the template and the digits are ASCII")
+    Some(text)
 }
 
 /// The largest distance from the epoch a JavaScript `Date` holds (100,000,000 days); further

@@ -5,9 +5,8 @@
 
 use std::borrow::Cow;
 
-use super::{
-    Entry, IndexedEntry, MESSAGE_HEAD_KEYS, OpaqueRecord, PlainEntry, Session, Stats, TreeWalk,
-};
+use super::types::Parent;
+use super::{Entry, IndexedEntries, MESSAGE_HEAD_KEYS, OpaqueRecord, Session, Stats, TreeWalk};
 use crate::error::{Error, Result};
 use crate::format::json_scan;
 use crate::format::line::{EntryKind, json_str, json_text_str};
@@ -137,16 +136,16 @@ impl Session {
 
     /// The path to `leaf_seq` for a caller that holds the path to `known_leaf_seq` already:
     /// how many entries of the known path the new one keeps (the root up to the two leaves'
-    /// deepest common ancestor), then the entries below them, root first. Costs O(log depth)
-    /// plus the entries returned.
+    /// deepest common ancestor), then the entries below them, root first, as the index knows
+    /// them. Costs O(log depth) plus the entries returned; reads no line.
     pub fn path_since(
         &self,
         leaf_seq: Option<u64>,
         known_leaf_seq: Option<u64>,
-    ) -> Result<(u64, Vec<IndexedEntry>)> {
+    ) -> Result<(u64, IndexedEntries)> {
         self.answering(|session| {
             let Some(leaf_seq) = leaf_seq else {
-                return Ok((0, Vec::new()));
+                return Ok((0, IndexedEntries::default()));
             };
             let store = session.store();
             let common = match known_leaf_seq {
@@ -157,15 +156,25 @@ impl Session {
                 Some(seq) => (u64::from(store.existing_record(seq)?.depth) + 1, seq),
                 None => (0, SEQ_NONE),
             };
-            let mut tail = store.ancestors(leaf_seq, stop)?;
-            if common.is_some() {
-                tail.pop();
-            }
-            tail.reverse();
-            let mut out = Vec::with_capacity(tail.len());
-            for at in 0..tail.len() {
-                let parent = at.checked_sub(1).map(|before| &tail[before]);
-                out.push(session.indexed_entry(tail[at].0, &tail[at].1, parent)?);
+            let mut walked = store.ancestor_entries(leaf_seq, stop)?;
+            // The common ancestor ends the walk; the caller holds it already, and it is the
+            // parent of the first entry handed out.
+            let above = if common.is_some() { walked.pop() } else { None };
+            let mut out = IndexedEntries::with_capacity(walked.len());
+            for (index, entry) in walked.iter().rev().enumerate() {
+                let parent = match (index, &above) {
+                    (0, Some(above)) => Parent::Listed(&above.id),
+                    // A path's root has no parent; a plain entry's parent is its tree parent.
+                    (0, None) => Parent::Null,
+                    (index, _) => Parent::At(index - 1),
+                };
+                out.push(
+                    entry.seq,
+                    &entry.id,
+                    entry.plain_role,
+                    entry.timestamp_ms,
+                    parent,
+                );
             }
             Ok((kept, out))
         })
@@ -191,14 +200,33 @@ impl Session {
     }
 
     /// The entries `seqs` as the index knows them.
-    pub fn indexed_entries(&self, seqs: &[u64]) -> Result<Vec<IndexedEntry>> {
+    pub fn indexed_entries(&self, seqs: &[u64]) -> Result<IndexedEntries> {
         self.answering(|session| {
+            let store = session.store();
             let records = session.records_of(seqs)?;
-            let mut out = Vec::with_capacity(seqs.len());
-            let mut previous: Option<(u64, Record)> = None;
-            for (&seq, record) in seqs.iter().zip(records) {
-                out.push(session.indexed_entry(seq, &record, previous.as_ref())?);
-                previous = Some((seq, record));
+            // Entries are usually asked for in file order, parents before their children.
+            let index_of: std::collections::HashMap<u64, usize> = seqs
+                .iter()
+                .enumerate()
+                .map(|(index, &seq)| (seq, index))
+                .collect();
+            let mut out = IndexedEntries::with_capacity(seqs.len());
+            for (&seq, record) in seqs.iter().zip(&records) {
+                let plain_role = (record.plain && record.kind == Some(EntryKind::Message))
+                    .then_some(record.role);
+                let listed;
+                let parent = match record.parent_seq {
+                    _ if plain_role.is_none() => Parent::Null,
+                    SEQ_NONE => Parent::Null,
+                    parent => match index_of.get(&parent) {
+                        Some(&index) => Parent::At(index),
+                        None => {
+                            listed = store.existing_record(parent)?.id;
+                            Parent::Listed(&listed)
+                        }
+                    },
+                };
+                out.push(seq, &record.id, plain_role, record.timestamp_ms, parent);
             }
             Ok(out)
         })
@@ -240,34 +268,6 @@ impl Session {
         let records = self.records_of(&sorted)?;
         let lines = self.read_lines(&records.iter().collect::<Vec<_>>())?;
         Ok((order, records, lines))
-    }
-
-    /// The entry `seq` as the index knows it; `near` is a record at hand that may be its
-    /// parent (a path's entries come parent first).
-    fn indexed_entry(
-        &self,
-        seq: u64,
-        record: &Record,
-        near: Option<&(u64, Record)>,
-    ) -> Result<IndexedEntry> {
-        if !record.plain || record.kind != Some(EntryKind::Message) {
-            return Ok(IndexedEntry { seq, plain: None });
-        }
-        let parent_id = match record.parent_seq {
-            SEQ_NONE => None,
-            parent => Some(match near {
-                Some((at, near)) if *at == parent => near.id.to_string(),
-                _ => self.store().existing_record(parent)?.id.into_string(),
-            }),
-        };
-        Ok(IndexedEntry {
-            seq,
-            plain: Some(PlainEntry {
-                id: record.id.to_string(),
-                parent_id,
-                role: record.role,
-            }),
-        })
     }
 
     /// For each of the message entries `seqs`, its message's fields among

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use crate::context::PiCompat;
 use crate::format::json_scan;
 use crate::format::line::{EntryKind, json_text_str, top_level_fields};
+use crate::format::time::iso_ms_text;
 use crate::index::Verify;
 
 /// When appended bytes are made durable (fsync of the log). The index is never fsynced per
@@ -129,23 +130,111 @@ impl Entry {
     }
 }
 
-/// A plain message entry as the index knows it ([`IndexedEntry`]): everything but
-/// its timestamp and message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlainEntry {
-    pub id: String,
-    /// `parentId`: the tree parent's id, or `None` for null.
-    pub parent_id: Option<String>,
-    /// The message's role code (`format::line::role_code`).
-    pub role: u8,
+/// Entries as the index alone knows them, column by column (one allocation per column, none
+/// per entry): what a caller hands out before it reads their lines. A *plain* entry (a
+/// message entry in pi's layout, see `Record::plain`) is known whole but for its timestamp and
+/// message; any other entry's line must be read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndexedEntries {
+    /// The entries' sequence numbers (their places among the log's lines, which never change).
+    pub seqs: Vec<u64>,
+    /// A plain entry's role code (`format::line::role_code`), or [`NOT_PLAIN`].
+    pub roles: Vec<u8>,
+    /// Every entry's id, joined by `\n`; empty for an id that holds a `\n` itself (such an
+    /// entry, and an entry whose parent has such an id, is not plain).
+    pub ids: String,
+    /// Where a plain entry's `parentId` is: the index in this batch of the entry it names,
+    /// [`PARENT_NULL`] for null, or [`PARENT_LISTED`]: the next of `parents`. Other entries:
+    /// [`PARENT_NULL`].
+    pub parent_at: Vec<i32>,
+    /// The parent ids of the plain entries whose parent is not in the batch, in order, each
+    /// after a `\n`.
+    pub parents: String,
+    /// The plain entries' timestamps, in order, each of [`TIMESTAMP_LEN`] bytes (a plain
+    /// entry's timestamp is as `toISOString()` writes it).
+    pub timestamps: String,
 }
 
-/// An entry by its sequence number (its place among the log's lines, which never changes),
-/// with what the index alone tells of it when it is a plain message entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IndexedEntry {
-    pub seq: u64,
-    pub plain: Option<PlainEntry>,
+/// The length of each timestamp of [`IndexedEntries::timestamps`].
+pub const TIMESTAMP_LEN: usize = 24;
+
+/// [`IndexedEntries::roles`] of an entry whose line must be read.
+pub const NOT_PLAIN: u8 = u8::MAX;
+/// [`IndexedEntries::parent_at`]: `parentId` is null.
+pub const PARENT_NULL: i32 = -1;
+/// [`IndexedEntries::parent_at`]: `parentId` is the next of [`IndexedEntries::parents`].
+pub const PARENT_LISTED: i32 = -2;
+
+impl IndexedEntries {
+    pub(crate) fn with_capacity(entries: usize) -> IndexedEntries {
+        IndexedEntries {
+            seqs: Vec::with_capacity(entries),
+            roles: Vec::with_capacity(entries),
+            ids: String::with_capacity(entries * 9),
+            parent_at: Vec::with_capacity(entries),
+            parents: String::new(),
+            timestamps: String::with_capacity(entries * TIMESTAMP_LEN),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seqs.is_empty()
+    }
+
+    /// Adds an entry: `plain_role` for a plain entry, whose parent is `parent`.
+    pub(crate) fn push(
+        &mut self,
+        seq: u64,
+        id: &str,
+        plain_role: Option<u8>,
+        timestamp_ms: i64,
+        parent: Parent,
+    ) {
+        let id_fits = !id.contains('\n');
+        if !self.seqs.is_empty() {
+            self.ids.push('\n');
+        }
+        if id_fits {
+            self.ids.push_str(id);
+        }
+        let timestamp = plain_role.and_then(|_| iso_ms_text(timestamp_ms));
+        let parent_at = match (timestamp.is_some() && id_fits, parent) {
+            (true, Parent::Null) => Some(PARENT_NULL),
+            (true, Parent::At(index)) => i32::try_from(index).ok(),
+            (true, Parent::Listed(parent)) if !parent.contains('\n') => {
+                self.parents.push('\n');
+                self.parents.push_str(parent);
+                Some(PARENT_LISTED)
+            }
+            _ => None,
+        };
+        self.seqs.push(seq);
+        match (parent_at, plain_role, timestamp) {
+            (Some(at), Some(role), Some(timestamp)) => {
+                self.roles.push(role);
+                self.parent_at.push(at);
+                self.timestamps
+                    .push_str(std::str::from_utf8(&timestamp).expect("the digits are ASCII"));
+            }
+            _ => {
+                self.roles.push(NOT_PLAIN);
+                self.parent_at.push(PARENT_NULL);
+            }
+        }
+    }
+}
+
+/// Where the parent of an entry added to [`IndexedEntries`] is.
+pub(crate) enum Parent<'a> {
+    Null,
+    /// The entry at this index of the batch.
+    At(usize),
+    /// Outside the batch: its id.
+    Listed(&'a str),
 }
 
 /// The message fields `Session::message_heads` reads: those pi's scans over many messages

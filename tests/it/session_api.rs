@@ -326,3 +326,119 @@ fn model_origins_name_messages_of_the_same_model() {
     drop(session);
     check(&Session::open(&log, SessionOptions::default()).unwrap());
 }
+
+/// What the index alone hands out of an entry (`indexed_entries`, `path_since`) is what its
+/// line says: every entry's id, and for a plain entry its parentId, timestamp and role, so a
+/// binding can hand a plain entry out whole but for its message. Lines in another layout, with
+/// another timestamp spelling, or with ids holding a line break are not plain; the log is read
+/// back from its file and from a fresh index.
+#[test]
+fn indexed_entries_are_what_their_lines_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("s.jsonl");
+    let t = |n: u32| format!("2025-03-0{}T10:00:0{}.{n:03}Z", 1 + n % 3, n % 10);
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-03-01T10:00:00.000Z","cwd":"/w"}"#.to_string(),
+        format!(r#"{{"type":"message","id":"a0","parentId":null,"timestamp":"{}","message":{{"role":"user","content":"q"}}}}"#, t(0)),
+        format!(r#"{{"type":"message","id":"a1","parentId":"a0","timestamp":"{}","message":{{"role":"assistant","content":[]}}}}"#, t(1)),
+        // Not plain: a timestamp toISOString() does not write, another key order, an escaped id.
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-03-01T10:00:00Z","message":{"role":"user","content":"q"}}"#.to_string(),
+        r#"{"id":"a3","type":"message","parentId":"a2","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user"}}"#.to_string(),
+        r#"{"type":"message","id":"a\n4","parentId":"a3","timestamp":"2025-03-01T10:00:00.000Z","message":{"role":"user"}}"#.to_string(),
+        r#"{"type":"custom","id":"a5","parentId":"a\n4","timestamp":"2025-03-01T10:00:00.000Z","customType":"x"}"#.to_string(),
+        format!(r#"{{"type":"message","id":"a6","parentId":"a5","timestamp":"{}","message":{{"role":"toolResult","content":[]}}}}"#, t(6)),
+        // A branch from a1, then back on the main line.
+        format!(r#"{{"type":"message","id":"b7","parentId":"a1","timestamp":"{}","message":{{"role":"user","content":"side"}}}}"#, t(7)),
+    ];
+    for n in 8..40 {
+        let parent = if n == 8 {
+            "a6".to_string()
+        } else {
+            format!("a{}", n - 1)
+        };
+        lines.push(format!(r#"{{"type":"message","id":"a{n}","parentId":"{parent}","timestamp":"{}","message":{{"role":"user","content":"{n}"}}}}"#, t(n)));
+    }
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+
+    let check =
+        |session: &Session, entries: &treelog::IndexedEntries, first_parent: Option<&str>| {
+            let ids: Vec<&str> = entries.ids.split('\n').collect();
+            let listed: Vec<&str> = entries.parents.split('\n').skip(1).collect();
+            let (mut listed_at, mut plain) = (0, 0);
+            for (index, &seq) in entries.seqs.iter().enumerate() {
+                let line: serde_json::Value =
+                    serde_json::from_str(session.lines_jsonl(&[seq]).unwrap().trim_end()).unwrap();
+                let id = line["id"].as_str().unwrap();
+                assert_eq!(
+                    ids[index],
+                    if id.contains('\n') { "" } else { id },
+                    "line {seq}"
+                );
+                if entries.roles[index] == treelog::NOT_PLAIN {
+                    continue;
+                }
+                let parent = match entries.parent_at[index] {
+                    treelog::PARENT_NULL => None,
+                    treelog::PARENT_LISTED => {
+                        listed_at += 1;
+                        Some(listed[listed_at - 1])
+                    }
+                    at => Some(ids[at as usize]),
+                };
+                assert_eq!(line["parentId"].as_str(), parent, "line {seq}");
+                if index == 0 {
+                    assert_eq!(parent, first_parent, "the first entry's parent");
+                }
+                let len = treelog::TIMESTAMP_LEN;
+                let timestamp = &entries.timestamps[plain * len..(plain + 1) * len];
+                assert_eq!(line["timestamp"].as_str(), Some(timestamp), "line {seq}");
+                plain += 1;
+                let keys: Vec<&String> = line.as_object().unwrap().keys().collect();
+                assert_eq!(
+                    keys,
+                    ["type", "id", "parentId", "timestamp", "message"],
+                    "line {seq}"
+                );
+                assert!(
+                    ["user", "assistant", "toolResult"]
+                        .contains(&line["message"]["role"].as_str().unwrap())
+                );
+            }
+            assert_eq!(
+                (listed_at, plain * treelog::TIMESTAMP_LEN),
+                (listed.len(), entries.timestamps.len())
+            );
+            plain
+        };
+    for rebuilt in [true, false] {
+        let session = Session::open(&log, SessionOptions::default()).unwrap();
+        let state = session.index_state();
+        assert_eq!(
+            matches!(state, treelog::IndexState::Rebuilt { .. }),
+            rebuilt,
+            "{state:?}"
+        );
+        let all = session
+            .indexed_entries(&session.entry_seqs_from(0).unwrap())
+            .unwrap();
+        assert_eq!(all.len(), lines.len() - 1);
+        assert_eq!(
+            check(&session, &all, None),
+            lines.len() - 1 - 4,
+            "all but the four lines that are not plain"
+        );
+        let leaf = session.leaf_seq();
+        let (kept, path) = session.path_since(leaf, None).unwrap();
+        assert_eq!(
+            (kept, path.len()),
+            (0, lines.len() - 2),
+            "the path leaves out b7"
+        );
+        check(&session, &path, None);
+        // From the side branch's leaf: a0 and a1 stay, a2 on are handed out.
+        let side = session.entry_seq("b7").unwrap();
+        let (kept, tail) = session.path_since(leaf, side).unwrap();
+        assert_eq!((kept, tail.len()), (2, lines.len() - 4));
+        check(&session, &tail, Some("a1"));
+    }
+}

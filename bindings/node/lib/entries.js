@@ -1,5 +1,5 @@
 // The entries of one session as JS values (EntryCache), and the stand-in messages of entries
-// whose lines were not read yet (StandIn).
+// whose lines were not read yet (Pending, StandInTraps).
 import { native } from "./native.js";
 
 /** How many entries one native read hands back at most: bounds the text held at once. */
@@ -15,8 +15,12 @@ const NOT_IN_HEAD = Symbol("not in the head");
 
 /** Role names by the index's role codes (0: none; 15, or past the table: another string). */
 const ROLE_NAMES = ["", ...native.roleNames()];
-/** The role code of an entry whose line must be read (native EntryBatch). */
-const NOT_PLAIN = 255;
+/**
+ * The codes of a native EntryBatch: the role code of an entry whose line must be read, where a
+ * plain entry's parentId is (null; the next listed one; else an index into the batch), and the
+ * length of each plain entry's timestamp.
+ */
+const [NOT_PLAIN, PARENT_NULL, PARENT_LISTED, TIMESTAMP_LEN] = native.entryBatchCodes();
 const ASSISTANT = ROLE_NAMES.indexOf("assistant");
 /** The fields an assistant message shares with its model origin (native modelOrigins). */
 const MODEL_KEYS = new Set(["provider", "model"]);
@@ -31,29 +35,150 @@ class Stamped {
 }
 
 /**
- * The sequence number of a plain entry handed out before its line was read, kept on the entry
- * itself as a private field: invisible to every reflection (keys, JSON, spreading), and
+ * A plain entry handed out before its line was read carries the target of its stand-in
+ * message as a private field: invisible to every reflection (keys, JSON, spreading), and
  * cheaper to set and to collect than a WeakMap's entry (one per entry of a long path).
  */
 class Unread extends Stamped {
-  #seq;
+  #target;
 
-  /** Marks `entry` as unread, the entry of `seq`. */
-  static mark(entry, seq) {
-    new Unread(entry).#seq = seq;
+  static mark(entry, target) {
+    new Unread(entry).#target = target;
   }
 
-  /** The sequence number of an unread entry; undefined once read (or never marked). */
-  static seqOf(entry) {
-    return #seq in entry ? entry.#seq : undefined;
+  /** The stand-in target of an unread entry; undefined once read (or never marked). */
+  static targetOf(entry) {
+    return #target in entry ? entry.#target : undefined;
   }
 
   static has(entry) {
-    return Unread.seqOf(entry) !== undefined;
+    return Unread.targetOf(entry) !== undefined;
   }
 
   static clear(entry) {
-    entry.#seq = undefined;
+    entry.#target = undefined;
+  }
+}
+
+/**
+ * The message of an unread plain entry is a stand-in: a Proxy over an empty object, its
+ * target, which becomes the message itself once the line is read (the line's fields are put
+ * on it, in their order, and the entry's `message` is then the target, a plain object that
+ * structuredClone and JSON take as pi's parse). Before the read, the stand-in answers its
+ * role, and the short fields of its head, without the line; any other use reads the line.
+ * The state is kept on the target as private fields.
+ */
+class Pending extends Stamped {
+  #seq;
+  #role;
+  #proxy;
+  /** Objects handed out before the line was read (a message's `usage`), by key. */
+  #early;
+
+  /** The target of a stand-in for the message of the unread entry `seq` (role code `role`). */
+  static make(seq, role, traps) {
+    const target = new Pending({});
+    target.#seq = seq;
+    target.#role = role;
+    target.#proxy = new Proxy(target, traps);
+    return target;
+  }
+
+  static proxy(target) {
+    return target.#proxy;
+  }
+
+  /** The entry's sequence number while the line is unread, else -1. */
+  static seq(target) {
+    return target.#seq;
+  }
+
+  static role(target) {
+    return target.#role;
+  }
+
+  static keepEarly(target, key, value) {
+    (target.#early ??= new Map()).set(key, value);
+  }
+
+  /** Puts the message read from the line on the target. */
+  static fill(target, message) {
+    if (target.#seq < 0) return;
+    target.#seq = -1;
+    // An object handed out before stays the message's own: it was parsed from the same bytes.
+    if (target.#early !== undefined) for (const [key, value] of target.#early) message[key] = value;
+    target.#early = undefined;
+    Object.assign(target, message);
+  }
+}
+
+/**
+ * The traps of every stand-in of one EntryCache: the default behaviour on the target once the
+ * line is read (the target is then the message), the line read first otherwise.
+ */
+class StandInTraps {
+  constructor(cache) {
+    this.cache = cache;
+  }
+
+  /** Reads the line of the target's entry, if it was not read yet. */
+  settle(target) {
+    const seq = Pending.seq(target);
+    if (seq >= 0) this.cache.read(seq);
+  }
+
+  get(target, key, receiver) {
+    const seq = Pending.seq(target);
+    if (seq >= 0) {
+      const role = ROLE_NAMES[Pending.role(target)];
+      if (key === "role" && role) return role;
+      // A short field is read alone (pi scans every assistant message's provider and model,
+      // and its footer every one's usage); a long one (the content) comes with the whole line.
+      if (typeof key === "string" && !(key in Object.prototype)) {
+        const value = this.cache.peek(seq, key);
+        if (value !== NOT_IN_HEAD) {
+          if (typeof value === "object" && value !== null) Pending.keepEarly(target, key, value);
+          return value;
+        }
+      }
+      this.cache.read(seq);
+    }
+    return Reflect.get(target, key, receiver);
+  }
+
+  has(target, key) {
+    this.settle(target);
+    return Reflect.has(target, key);
+  }
+
+  ownKeys(target) {
+    this.settle(target);
+    return Reflect.ownKeys(target);
+  }
+
+  getOwnPropertyDescriptor(target, key) {
+    this.settle(target);
+    return Reflect.getOwnPropertyDescriptor(target, key);
+  }
+
+  set(target, key, value, receiver) {
+    this.settle(target);
+    return Reflect.set(target, key, value, receiver);
+  }
+
+  deleteProperty(target, key) {
+    this.settle(target);
+    return Reflect.deleteProperty(target, key);
+  }
+
+  defineProperty(target, key, descriptor) {
+    this.settle(target);
+    return Reflect.defineProperty(target, key, descriptor);
+  }
+
+  preventExtensions(target) {
+    this.settle(target);
+    return Reflect.preventExtensions(target);
   }
 }
 
@@ -67,115 +192,21 @@ function headField(head, key) {
 }
 
 /**
- * The traps of a stand-in message, and its state: the role before the line is read, then
- * everything from the target, filled with the message (no other trap is needed: the default
- * ones act on the target, which is the message once read).
- */
-class StandIn {
-  constructor(cache, seq, role) {
-    this.cache = cache;
-    this.seq = seq;
-    this.role = role;
-    this.filled = false;
-    /** Objects handed out before the line was read (a message's `usage`), by key. */
-    this.early = undefined;
-    this.target = {};
-    this.proxy = new Proxy(this.target, this);
-  }
-
-  /** Takes the message read from the entry's line. */
-  fill(message) {
-    if (this.filled) return;
-    this.filled = true;
-    // An object handed out before stays the message's own: it was parsed from the same bytes.
-    if (this.early !== undefined) for (const [key, value] of this.early) message[key] = value;
-    Object.assign(this.target, message);
-  }
-
-  read() {
-    if (!this.filled) this.cache.read(this.seq);
-  }
-
-  get(target, key, receiver) {
-    if (!this.filled) {
-      const role = ROLE_NAMES[this.role];
-      if (key === "role" && role) return role;
-      // A short field is read alone (pi scans every assistant message's provider and model,
-      // and its footer every one's usage); a long one (the content) comes with the whole line.
-      if (typeof key === "string" && !(key in Object.prototype)) {
-        const value = this.cache.peek(this.seq, key);
-        if (value !== NOT_IN_HEAD) {
-          if (typeof value === "object" && value !== null) (this.early ??= new Map()).set(key, value);
-          return value;
-        }
-      }
-      this.read();
-    }
-    return Reflect.get(target, key, receiver);
-  }
-
-  has(target, key) {
-    this.read();
-    return Reflect.has(target, key);
-  }
-
-  ownKeys(target) {
-    this.read();
-    return Reflect.ownKeys(target);
-  }
-
-  getOwnPropertyDescriptor(target, key) {
-    this.read();
-    return Reflect.getOwnPropertyDescriptor(target, key);
-  }
-
-  set(target, key, value, receiver) {
-    this.read();
-    return Reflect.set(target, key, value, receiver);
-  }
-
-  deleteProperty(target, key) {
-    this.read();
-    return Reflect.deleteProperty(target, key);
-  }
-
-  defineProperty(target, key, descriptor) {
-    this.read();
-    return Reflect.defineProperty(target, key, descriptor);
-  }
-
-  preventExtensions(target) {
-    this.read();
-    return Reflect.preventExtensions(target);
-  }
-}
-
-/**
  * The entries of one session as JS values, kept as pi keeps every entry it parsed: the same
  * object wherever an entry is handed out (getEntry, getBranch, getEntries, the projection's
  * sourceEntry, whose `message` is the projection's message), so pi's callers that compare
  * entries or messages by identity find them. An entry is keyed by its sequence number, its
- * place among the log's lines, which never changes; a plain message entry is handed out before
- * its line is read (see Unread). Beside them, the active path and the entries in file
- * order, kept and caught up with what changed: a repeat call costs a copy of the array, an
- * append or a move of the leaf costs the entries it adds.
+ * place among the log's lines, which never changes; a plain message entry is handed out whole
+ * from the index but for its message, a stand-in until its line is read (Unread, Pending).
+ * Beside them, the active path and the entries in file order, kept and caught up with what
+ * changed: a repeat call costs a copy of the array, an append or a move of the leaf costs the
+ * entries it adds.
  */
 export class EntryCache {
   #native;
   /** Entry values by sequence number (a holey array: only the entries handed out so far). */
   #bySeq = [];
-  // Plain message entries handed out before their line was read carry their sequence number
-  // (Unread). Such an entry's `timestamp` and `message` are own accessors (#onUse) that read
-  // the line when first used and then become plain data properties: keys, their order,
-  // JSON.stringify and spreading are those of the parsed line.
-  /** Role codes of the unread entries, by sequence number (a stand-in answers `role`). */
-  #roles = [];
-  /**
-   * Stand-in messages by sequence number: a message asked for before its entry's line is read
-   * (pi's agent scans every message's role on resume) is a stand-in that knows its role and
-   * reads the line on any other use. It stays the entry's message once read: identity holds.
-   */
-  #standIns = new Map();
+  #traps = new StandInTraps(this);
   /** Projection plans by leaf (planText). */
   #plans = new Map();
   /** The read-ahead window of #readAround, and where it last read. */
@@ -187,7 +218,6 @@ export class EntryCache {
   #origins = [];
   /** The heads of model origins, by sequence number: one per provider and model in use. */
   #originHeads = new Map();
-  #onUse;
   /** The path from the root to #pathLeaf (a sequence number; null: empty). */
   #path = [];
   #pathLeaf = null;
@@ -197,47 +227,21 @@ export class EntryCache {
 
   constructor(native) {
     this.#native = native;
-    const cache = this;
-    this.#onUse = {
-      timestamp: {
-        get() {
-          return cache.#materialize(this).timestamp;
-        },
-        set(value) {
-          cache.#materialize(this).timestamp = value;
-        },
-        enumerable: true,
-        configurable: true,
-      },
-      message: {
-        get() {
-          const seq = Unread.seqOf(this);
-          if (seq === undefined) return this.message;
-          let standIn = cache.#standIns.get(seq);
-          if (standIn === undefined) {
-            standIn = new StandIn(cache, seq, cache.#roles[seq]);
-            cache.#standIns.set(seq, standIn);
-          }
-          return standIn.proxy;
-        },
-        set(value) {
-          cache.#materialize(this).message = value;
-        },
-        enumerable: true,
-        configurable: true,
-      },
-    };
   }
 
   /** A plain message entry, handed out before its line is read. */
-  #plainEntry(seq, id, parentId, role) {
-    const entry = { type: "message", id, parentId };
-    // Two defineProperty calls with shared descriptors cost half of one defineProperties.
-    Object.defineProperty(entry, "timestamp", this.#onUse.timestamp);
-    Object.defineProperty(entry, "message", this.#onUse.message);
-    Unread.mark(entry, seq);
-    this.#roles[seq] = role;
+  #plainEntry(seq, id, parentId, timestamp, role) {
+    const target = Pending.make(seq, role, this.#traps);
+    const entry = { type: "message", id, parentId, timestamp, message: Pending.proxy(target) };
+    Unread.mark(entry, target);
     return entry;
+  }
+
+  /** The role code of the unread entry `seq`, or -1. */
+  #unreadRole(seq) {
+    const entry = this.#bySeq[seq];
+    const target = entry === undefined ? undefined : Unread.targetOf(entry);
+    return target === undefined ? -1 : Pending.role(target);
   }
 
   /** Reads the line of the entry `seq`, if it was not read yet. */
@@ -248,8 +252,9 @@ export class EntryCache {
 
   /** Reads the line of an unread entry (`values`: its parse, when already at hand). */
   #materialize(entry, values) {
-    const seq = Unread.seqOf(entry);
-    if (seq === undefined) return entry;
+    const target = Unread.targetOf(entry);
+    if (target === undefined) return entry;
+    const seq = Pending.seq(target);
     if (values === undefined) {
       this.#readAround(seq);
       return entry;
@@ -257,15 +262,9 @@ export class EntryCache {
     Unread.clear(entry);
     this.#heads.delete(seq);
     this.#origins[seq] = undefined;
-    let message = values.message;
-    const standIn = this.#standIns.get(seq);
-    if (standIn !== undefined) {
-      standIn.fill(message);
-      message = standIn.proxy;
-      this.#standIns.delete(seq);
-    }
-    Object.defineProperty(entry, "timestamp", { value: values.timestamp, writable: true, enumerable: true, configurable: true });
-    Object.defineProperty(entry, "message", { value: message, writable: true, enumerable: true, configurable: true });
+    Pending.fill(target, values.message);
+    // A message the caller put on the entry stays; the stand-in gives way to its target.
+    if (entry.message === Pending.proxy(target)) entry.message = target;
     return entry;
   }
 
@@ -300,7 +299,7 @@ export class EntryCache {
     // An assistant's provider and model are those of its model origin, an earlier message
     // with the same two values: a scan of every assistant's (pi, on every projection) reads
     // the head of one message per model in use.
-    if (MODEL_KEYS.has(key) && this.#roles[seq] === ASSISTANT) {
+    if (MODEL_KEYS.has(key) && this.#unreadRole(seq) === ASSISTANT) {
       const origin = this.#originOf(seq);
       if (origin !== NO_ORIGIN && origin !== seq) {
         let head = this.#originHeads.get(origin);
@@ -333,11 +332,11 @@ export class EntryCache {
 
   /** `seq` and the unread entries of its role around it that are not `known` yet. */
   #unreadAround(seq, known) {
-    const role = this.#roles[seq];
+    const role = this.#unreadRole(seq);
     const seqs = [];
     for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
       const entry = this.#bySeq[at];
-      if (entry !== undefined && this.#roles[at] === role && Unread.has(entry) && !known(at)) seqs.push(at);
+      if (this.#unreadRole(at) === role && !known(at)) seqs.push(at);
     }
     return seqs;
   }
@@ -367,29 +366,32 @@ export class EntryCache {
    * what the index knows, the others read from their lines.
    */
   adopt(batch) {
-    const { seqs, roles } = batch;
-    const ids = batch.ids === "" ? [] : batch.ids.split("\n");
-    const parents = batch.parents === "" && ids.length === 0 ? [] : batch.parents.split("\n");
+    const { seqs, roles, parentAt, timestamps } = batch;
+    const count = seqs.length;
+    const ids = count === 0 ? [] : batch.ids.split("\n");
+    // Each listed parent id follows a "\n": the first element is empty.
+    const parents = batch.parents.split("\n");
     const toRead = [];
-    // A path's parentId is the id of the entry before it: the one string serves both.
-    let previousId = null;
-    for (let i = 0, plain = 0; i < seqs.length; i++) {
-      const seq = seqs[i];
-      if (roles[i] === NOT_PLAIN) {
-        if (this.#bySeq[seq] === undefined) toRead.push(seq);
-        previousId = null;
-        continue;
-      }
-      const parent = parents[plain];
-      const parentId = parent === "" ? null : parent === previousId ? previousId : parent;
-      this.#bySeq[seq] ??= this.#plainEntry(seq, ids[plain], parentId, roles[i]);
-      previousId = this.#bySeq[seq].id;
-      plain++;
+    for (let i = 0; i < count; i++) {
+      if (roles[i] === NOT_PLAIN && this.#bySeq[seqs[i]] === undefined) toRead.push(seqs[i]);
     }
     const values = this.parse(toRead);
     for (let i = 0; i < toRead.length; i++) this.#bySeq[toRead[i]] ??= values[i];
-    const out = new Array(seqs.length);
-    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq[seqs[i]];
+    const out = new Array(count);
+    for (let i = 0, listed = 1, plain = 0; i < count; i++) {
+      const seq = seqs[i];
+      const at = parentAt[i];
+      if (roles[i] !== NOT_PLAIN) {
+        if (this.#bySeq[seq] === undefined) {
+          const parentId = at >= 0 ? ids[at] : at === PARENT_NULL ? null : parents[listed];
+          const timestamp = timestamps.substring(plain * TIMESTAMP_LEN, (plain + 1) * TIMESTAMP_LEN);
+          this.#bySeq[seq] = this.#plainEntry(seq, ids[i], parentId, timestamp, roles[i]);
+        }
+        if (at === PARENT_LISTED) listed++;
+        plain++;
+      }
+      out[i] = this.#bySeq[seq];
+    }
     return out;
   }
 

@@ -20,7 +20,7 @@ pub mod search;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use napi::bindgen_prelude::{Uint8Array, Uint32Array};
+use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
 use napi_derive::napi;
 use treelog::format::json_scan;
 use treelog::format::line::json_text_str;
@@ -126,10 +126,11 @@ fn options(open: &OpenOptions) -> Result<SessionOptions> {
     })
 }
 
-/// Entries as the index knows them (`treelog::IndexedEntry`), in the columns the JS side
-/// reads fastest: for each entry its sequence number and its role code, [`NOT_PLAIN`] for an
-/// entry whose line must be read; the plain entries' ids and parentIds (empty for null), each
-/// joined by `\n` (a plain entry's ids hold no escape, so no line break).
+/// Entries as the index knows them (`treelog::IndexedEntries`), in the columns the JS side
+/// reads fastest: sequence numbers, role codes (`NOT_PLAIN`: the line must be read), every
+/// entry's id joined by `\n`, where each plain entry's parentId is (`PARENT_NULL`,
+/// `PARENT_LISTED`: the next of `parents`, else an index into this batch), the listed parent
+/// ids, each after a `\n`, and the plain entries' timestamps.
 #[napi(object)]
 pub struct EntryBatch {
     /// For a path: how many entries of the path the caller holds stay.
@@ -137,45 +138,37 @@ pub struct EntryBatch {
     pub seqs: Uint32Array,
     pub roles: Uint8Array,
     pub ids: String,
+    pub parent_at: Int32Array,
     pub parents: String,
+    /// The plain entries' timestamps, each of `TIMESTAMP_LEN` characters.
+    pub timestamps: String,
 }
-
-/// The role code of an entry whose line must be read.
-const NOT_PLAIN: u8 = 255;
 
 fn batch(
     session: &Session,
     kept: u64,
-    entries: &[treelog::IndexedEntry],
+    entries: treelog::IndexedEntries,
 ) -> treelog::Result<EntryBatch> {
-    let mut seqs = Vec::with_capacity(entries.len());
-    let mut roles = Vec::with_capacity(entries.len());
-    let mut ids = String::new();
-    let mut parents = String::new();
-    let mut plain_count = 0;
-    for entry in entries {
-        seqs.push(seq32(session, entry.seq)?);
-        match &entry.plain {
-            None => roles.push(NOT_PLAIN),
-            Some(plain) => {
-                roles.push(plain.role);
-                if plain_count > 0 {
-                    ids.push('\n');
-                    parents.push('\n');
-                }
-                plain_count += 1;
-                ids.push_str(&plain.id);
-                parents.push_str(plain.parent_id.as_deref().unwrap_or_default());
-            }
-        }
-    }
     Ok(EntryBatch {
         kept: seq32(session, kept)?,
-        seqs: Uint32Array::new(seqs),
-        roles: Uint8Array::new(roles),
-        ids,
-        parents,
+        seqs: seqs32(session, entries.seqs)?,
+        roles: Uint8Array::new(entries.roles),
+        ids: entries.ids,
+        parent_at: Int32Array::new(entries.parent_at),
+        parents: entries.parents,
+        timestamps: entries.timestamps,
     })
+}
+
+/// The codes of an [`EntryBatch`]: `[NOT_PLAIN, PARENT_NULL, PARENT_LISTED, TIMESTAMP_LEN]`.
+#[napi]
+pub fn entry_batch_codes() -> Vec<i32> {
+    vec![
+        i32::from(treelog::NOT_PLAIN),
+        treelog::PARENT_NULL,
+        treelog::PARENT_LISTED,
+        treelog::TIMESTAMP_LEN as i32,
+    ]
 }
 
 /// The message fields `messageHeadsJson` reads (`treelog::MESSAGE_HEAD_KEYS`).
@@ -513,7 +506,7 @@ impl NativeSession {
                 None => session.leaf_seq(),
             };
             let (kept, entries) = session.path_since(leaf_seq, known_leaf_seq.map(u64::from))?;
-            batch(session, kept, &entries).map(Some)
+            batch(session, kept, entries).map(Some)
         })
     }
 
@@ -527,7 +520,7 @@ impl NativeSession {
     #[napi]
     pub fn indexed_entries(&mut self, seqs: Uint32Array) -> Result<EntryBatch> {
         let seqs = seqs64(&seqs);
-        self.query(|session| batch(session, 0, &session.indexed_entries(&seqs)?))
+        self.query(|session| batch(session, 0, session.indexed_entries(&seqs)?))
     }
 
     /// For each of `seqs`, its message's head (`Session::message_heads`), or null: a JSON

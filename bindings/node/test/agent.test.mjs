@@ -238,3 +238,53 @@ test("pi 1.6.0's agent on treelog while another process appends: every prompt su
   const branch = reopened.getBranch(lastAnswer.id).filter((e) => e.type === "message").map((e) => e.message.content?.[0]?.text ?? e.message.content);
   assert.deepEqual(branch.filter((text) => /^(prompt|answer|other)/.test(text)), ["prompt 0", "answer 0", "prompt 1", "answer 1", "prompt 2", "answer 2"]);
 });
+
+test("pi 1.6.0's agent resumed past a compaction: navigating back and prompting works as on pi's", async () => {
+  // Resuming scans every message's role before the messages behind the compaction are read;
+  // navigating back puts them in the agent's context, which pi clones (structuredClone) before
+  // each model request: they must be plain messages there, as pi's.
+  const version = "1.6.0";
+  const { sdk, ai } = VERSIONS[version];
+  const cwd = tempDir("treelog-agent-cwd-");
+  writeFileSync(join(cwd, "notes.txt"), "alpha\nbeta\n");
+  const run = async (module) => {
+    installFakeClock(START_MS);
+    installSeededUuids(prng(21));
+    Object.defineProperty(performance, "now", { value: () => clock.now(), configurable: true, writable: true });
+    const dir = tempDir("treelog-agent-sessions-");
+    try {
+      const first = created(module, cwd, dir, "0195a8b0-0000-7000-8000-000000000002", version);
+      await converse(version, first, cwd);
+      const target = first.getBranch().find((entry) => entry.type === "message" && entry.message.role === "assistant").id;
+      first.appendCompaction("Summary of the earlier turns.", first.getLeafId(), 1000);
+      const file = first.getSessionFile();
+
+      const { faux, model, plumbing, release } = await models(version);
+      faux.setResponses([ai.fauxAssistantMessage("Back at the start.")]);
+      const { session } = await sdk.createAgentSession({
+        cwd, agentDir: tempDir("treelog-agent-home-"), model, thinkingLevel: "off", ...plumbing,
+        resourceLoader: emptyResources(sdk), tools: ["read"], sessionManager: module.SessionManager.open(file),
+        settingsManager: sdk.SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } }),
+      });
+      try {
+        clock.advance(1000);
+        await session.navigateTree(target, { summarize: false });
+        clock.advance(1000);
+        await session.prompt("Where are we?");
+        return { messages: session.messages, text: readFileSync(file, "utf8") };
+      } finally {
+        session.dispose();
+        release();
+      }
+    } finally {
+      delete performance.now;
+      restoreRandomUuids();
+      clock.stop();
+    }
+  };
+  const expected = await run(VERSIONS[version].sessionManagers);
+  const actual = await run(treelog);
+  assert.equal(expected.messages.at(-1).stopReason, "stop", JSON.stringify(expected.messages.at(-1)));
+  sameJson(actual.messages, expected.messages, "the agent's messages after navigating back");
+  assert.equal(actual.text, expected.text, "the file");
+});

@@ -126,24 +126,39 @@ test("entries handed out before their line is read behave as the parsed line", (
       spread: branch.map((entry) => JSON.stringify({ ...entry })),
       json: JSON.stringify(branch),
       entries: Object.fromEntries(branch.map((entry) => [entry.id, Object.entries(entry).map(([key]) => key)])),
-      heldStays: heldEntry.message === heldMessage && sm.getEntry(heldEntry.id).message === heldMessage,
+      // pi hands out one message object; treelog's stand-in, held from before the read, reads
+      // as the entry's message after it (the entry's own is then a plain object).
+      heldReads: JSON.stringify(heldEntry.message) === JSON.stringify(heldMessage),
+      entryStays: sm.getEntry(heldEntry.id).message === heldEntry.message,
       heldJson: JSON.stringify(heldMessage),
       inKeys: "content" in heldMessage && Object.keys(heldMessage).join(","),
     };
   });
-  assert.ok(expected.heldStays);
+  assert.ok(expected.heldReads && expected.entryStays);
   sameJson(actual, expected, "entries read on use");
 });
 
-test("a held stand-in message is the projection's message once its entry is read", () => {
+test("messages scanned before their line is read are the projection's, and clone as pi's", () => {
   const [expected, actual] = both("pi16-sample-300", (sm) => {
     const leaf = sm.getLeafEntry();
+    // pi's agent scans every message's role on resume, builds the context, and clones it
+    // (structuredClone) for its extensions before every model request.
     const roles = sm.getBranch().map((entry) => entry.type === "message" && entry.message.role);
     const held = leaf.message;
     const projection = sm.buildSessionProjection();
-    return { roles, same: projection.messages.includes(held), text: JSON.stringify(held), ts: leaf.timestamp };
+    const context = sm.buildSessionContext();
+    return {
+      roles,
+      same: projection.messages.includes(sm.getLeafEntry().message),
+      inContext: context.messages.includes(sm.getLeafEntry().message),
+      cloned: JSON.stringify(structuredClone(projection.messages)),
+      contextCloned: JSON.stringify(structuredClone(context.messages)),
+      heldReads: JSON.stringify(held) === JSON.stringify(leaf.message),
+      text: JSON.stringify(held),
+      ts: leaf.timestamp,
+    };
   });
-  assert.ok(expected.same);
+  assert.ok(expected.same && expected.inContext && expected.heldReads);
   sameJson(actual, expected, "a held message");
 });
 

@@ -32,6 +32,16 @@ const PAGES_SKIPPED_MAX: u32 = 2;
 /// An encoded record page as redb hands it out.
 type StoredPage<'a> = redb::AccessGuard<'a, &'static [u8]>;
 
+/// An entry met on a walk toward the root, as [`Store::ancestor_entries`] hands it out.
+#[derive(Clone, Debug)]
+pub struct AncestorEntry {
+    pub seq: u64,
+    /// The role code of a plain message entry (`Record::plain`), `None` for any other.
+    pub plain_role: Option<u8>,
+    pub timestamp_ms: i64,
+    pub id: compact_str::CompactString,
+}
+
 /// One record met on a walk toward the root: still in the overlay, or in a stored page.
 pub(crate) enum Hop<'a> {
     Pending(&'a Record),
@@ -314,6 +324,43 @@ impl Store {
                             .as_str(),
                     ),
                 }
+                Ok(())
+            })
+        })?;
+        Ok(out)
+    }
+
+    /// `seq` and its ancestors, nearest first, ending at a root or after `stop_seq`, each as
+    /// its sequence number, the role code of a plain message entry (else `None`) and its id:
+    /// [`Store::ancestors`] without decoding whole records (what a path handed out before its
+    /// lines are read needs).
+    pub fn ancestor_entries(&self, seq: u64, stop_seq: u64) -> Result<Vec<AncestorEntry>> {
+        let mut out = Vec::new();
+        self.guard(|| {
+            self.walk_up(seq, stop_seq, |seq, hop| {
+                if out.is_empty() {
+                    out.reserve(hop.depth().saturating_add(1).min(self.next_seq) as usize);
+                }
+                out.push(match hop {
+                    Hop::Pending(record) => AncestorEntry {
+                        seq,
+                        plain_role: (record.plain
+                            && record.kind == Some(crate::format::line::EntryKind::Message))
+                        .then_some(record.role),
+                        timestamp_ms: record.timestamp_ms,
+                        id: record.id.clone(),
+                    },
+                    Hop::Stored(record) => AncestorEntry {
+                        seq,
+                        plain_role: record.plain_message_role(),
+                        timestamp_ms: record.timestamp_ms(),
+                        id: record
+                            .id()
+                            .map_err(|error| self.read_error(error.0))?
+                            .as_str()
+                            .into(),
+                    },
+                });
                 Ok(())
             })
         })?;
