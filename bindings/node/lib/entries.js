@@ -69,8 +69,8 @@ class Unread extends Stamped {
  * The state is kept on the target as private fields.
  */
 class Pending extends Stamped {
-  #seq;
-  #role;
+  /** The entry's sequence number times 16 plus its role code while the line is unread, else -1. */
+  #code;
   #proxy;
   /** Objects handed out before the line was read (a message's `usage`), by key. */
   #early;
@@ -78,8 +78,7 @@ class Pending extends Stamped {
   /** The target of a stand-in for the message of the unread entry `seq` (role code `role`). */
   static make(seq, role, traps) {
     const target = new Pending({});
-    target.#seq = seq;
-    target.#role = role;
+    target.#code = seq * 16 + (role & 15);
     target.#proxy = new Proxy(target, traps);
     return target;
   }
@@ -90,11 +89,12 @@ class Pending extends Stamped {
 
   /** The entry's sequence number while the line is unread, else -1. */
   static seq(target) {
-    return target.#seq;
+    return target.#code < 0 ? -1 : Math.floor(target.#code / 16);
   }
 
+  /** The role code (15 for a role the index names no code for). */
   static role(target) {
-    return target.#role;
+    return target.#code % 16;
   }
 
   static keepEarly(target, key, value) {
@@ -103,8 +103,8 @@ class Pending extends Stamped {
 
   /** Puts the message read from the line on the target. */
   static fill(target, message) {
-    if (target.#seq < 0) return;
-    target.#seq = -1;
+    if (target.#code < 0) return;
+    target.#code = -1;
     // An object handed out before stays the message's own: it was parsed from the same bytes.
     if (target.#early !== undefined) for (const [key, value] of target.#early) message[key] = value;
     target.#early = undefined;
@@ -362,10 +362,10 @@ export class EntryCache {
   }
 
   /**
-   * The entries of a native EntryBatch, in its order: plain message entries handed out from
-   * what the index knows, the others read from their lines.
+   * The entries of a native EntryBatch, in its order, appended to `out`: plain message entries
+   * handed out from what the index knows, the others read from their lines.
    */
-  adopt(batch) {
+  adopt(batch, out = new Array(0)) {
     const { seqs, roles, parentAt, timestamps } = batch;
     const count = seqs.length;
     const ids = count === 0 ? [] : batch.ids.split("\n");
@@ -377,7 +377,8 @@ export class EntryCache {
     }
     const values = this.parse(toRead);
     for (let i = 0; i < toRead.length; i++) this.#bySeq[toRead[i]] ??= values[i];
-    const out = new Array(count);
+    const base = out.length;
+    out.length = base + count;
     for (let i = 0, listed = 1, plain = 0; i < count; i++) {
       const seq = seqs[i];
       const at = parentAt[i];
@@ -390,7 +391,7 @@ export class EntryCache {
         if (at === PARENT_LISTED) listed++;
         plain++;
       }
-      out[i] = this.#bySeq[seq];
+      out[base + i] = this.#bySeq[seq];
     }
     return out;
   }
@@ -449,8 +450,7 @@ export class EntryCache {
     if (leaf !== this.#pathLeaf) {
       const since = this.#native.pathSince(null, this.#pathLeaf);
       this.#path.length = since.kept;
-      const tail = this.adopt(since);
-      for (let i = 0; i < tail.length; i++) this.#path.push(tail[i]);
+      this.adopt(since, this.#path);
       this.#pathLeaf = leaf;
     }
     return this.#path;
@@ -461,10 +461,7 @@ export class EntryCache {
     const path = this.path();
     const since = this.#native.pathSince(id, this.#pathLeaf);
     if (since === null) return [];
-    const out = path.slice(0, since.kept);
-    const tail = this.adopt(since);
-    for (let i = 0; i < tail.length; i++) out.push(tail[i]);
-    return out;
+    return this.adopt(since, path.slice(0, since.kept));
   }
 
   /** Every entry in file order (the cached array itself: callers copy it). */
