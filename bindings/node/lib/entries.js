@@ -72,8 +72,10 @@ class Pending extends Stamped {
   /** The entry's sequence number times 16 plus its role code while the line is unread, else -1. */
   #code;
   #proxy;
-  /** Objects handed out before the line was read (a message's `usage`), by key. */
-  #early;
+  /** The message's head (EntryCache.peek), once asked for: `[{KEY: VALUE}, [LONG KEY]]` or null. */
+  #head;
+  /** An assistant's model origin (native modelOrigins), once asked for. */
+  #origin;
 
   /** The target of a stand-in for the message of the unread entry `seq` (role code `role`). */
   static make(seq, role, traps) {
@@ -97,17 +99,37 @@ class Pending extends Stamped {
     return target.#code % 16;
   }
 
-  static keepEarly(target, key, value) {
-    (target.#early ??= new Map()).set(key, value);
+  static head(target) {
+    return target.#head;
+  }
+
+  static setHead(target, head) {
+    target.#head = head;
+  }
+
+  static origin(target) {
+    return target.#origin;
+  }
+
+  static setOrigin(target, origin) {
+    target.#origin = origin;
   }
 
   /** Puts the message read from the line on the target. */
   static fill(target, message) {
     if (target.#code < 0) return;
     target.#code = -1;
-    // An object handed out before stays the message's own: it was parsed from the same bytes.
-    if (target.#early !== undefined) for (const [key, value] of target.#early) message[key] = value;
-    target.#early = undefined;
+    // An object handed out from the head stays the message's own: it was parsed from the
+    // same bytes.
+    const values = target.#head?.[0];
+    if (values) {
+      for (const key in values) {
+        const value = values[key];
+        if (typeof value === "object" && value !== null && Object.hasOwn(message, key)) message[key] = value;
+      }
+    }
+    target.#head = undefined;
+    target.#origin = undefined;
     Object.assign(target, message);
   }
 }
@@ -130,16 +152,15 @@ class StandInTraps {
   get(target, key, receiver) {
     const seq = Pending.seq(target);
     if (seq >= 0) {
-      const role = ROLE_NAMES[Pending.role(target)];
-      if (key === "role" && role) return role;
+      if (key === "role") {
+        const role = ROLE_NAMES[Pending.role(target)];
+        if (role) return role;
+      }
       // A short field is read alone (pi scans every assistant message's provider and model,
       // and its footer every one's usage); a long one (the content) comes with the whole line.
-      if (typeof key === "string" && !(key in Object.prototype)) {
-        const value = this.cache.peek(seq, key);
-        if (value !== NOT_IN_HEAD) {
-          if (typeof value === "object" && value !== null) Pending.keepEarly(target, key, value);
-          return value;
-        }
+      if (typeof key === "string" && HEAD_KEYS.has(key)) {
+        const value = this.cache.peek(target, seq, key);
+        if (value !== NOT_IN_HEAD) return value;
       }
       this.cache.read(seq);
     }
@@ -212,10 +233,6 @@ export class EntryCache {
   /** The read-ahead window of #readAround, and where it last read. */
   #window = 2;
   #lastRead = -1;
-  /** The heads of unread messages read on their own (peek), by sequence number. */
-  #heads = new Map();
-  /** The model origins of unread assistant messages (peek), by sequence number (holey). */
-  #origins = [];
   /** The heads of model origins, by sequence number: one per provider and model in use. */
   #originHeads = new Map();
   /** The path from the root to #pathLeaf (a sequence number; null: empty). */
@@ -239,8 +256,7 @@ export class EntryCache {
 
   /** The role code of the unread entry `seq`, or -1. */
   #unreadRole(seq) {
-    const entry = this.#bySeq[seq];
-    const target = entry === undefined ? undefined : Unread.targetOf(entry);
+    const target = this.#targetOf(seq);
     return target === undefined ? -1 : Pending.role(target);
   }
 
@@ -260,8 +276,6 @@ export class EntryCache {
       return entry;
     }
     Unread.clear(entry);
-    this.#heads.delete(seq);
-    this.#origins[seq] = undefined;
     Pending.fill(target, values.message);
     // A message the caller put on the entry stays; the stand-in gives way to its target.
     if (entry.message === Pending.proxy(target)) entry.message = target;
@@ -289,18 +303,23 @@ export class EntryCache {
   }
 
   /**
-   * The value of the field `key` of the unread message entry `seq`'s message when it is short
-   * (undefined when absent), or NOT_IN_HEAD (a long value, or a message whose fields the
-   * index half could not read alone); read with the heads of the unread entries around it,
-   * in one call. An object is the head's own, the same on every call until the line is read.
+   * The value of the field `key` (one of HEAD_KEYS) of the message of the unread entry `seq`,
+   * whose stand-in's target is `target`, when it is short (undefined when absent), or
+   * NOT_IN_HEAD (a long value, or a message whose fields the index half could not read
+   * alone); read with the heads of the unread entries around it, in one call. An object is
+   * the head's own, the same on every call, and the message's once its line is read.
    */
-  peek(seq, key) {
-    if (!HEAD_KEYS.has(key)) return NOT_IN_HEAD;
+  peek(target, seq, key) {
     // An assistant's provider and model are those of its model origin, an earlier message
     // with the same two values: a scan of every assistant's (pi, on every projection) reads
     // the head of one message per model in use.
-    if (MODEL_KEYS.has(key) && this.#unreadRole(seq) === ASSISTANT) {
-      const origin = this.#originOf(seq);
+    if (MODEL_KEYS.has(key) && Pending.role(target) === ASSISTANT) {
+      if (Pending.origin(target) === undefined) {
+        const seqs = this.#unreadAround(seq, (other) => Pending.origin(other) !== undefined);
+        const origins = this.#native.modelOrigins(Uint32Array.from(seqs));
+        for (let i = 0; i < seqs.length; i++) Pending.setOrigin(this.#targetOf(seqs[i]), origins[i]);
+      }
+      const origin = Pending.origin(target);
       if (origin !== NO_ORIGIN && origin !== seq) {
         let head = this.#originHeads.get(origin);
         if (head === undefined) {
@@ -310,33 +329,29 @@ export class EntryCache {
         return headField(head, key);
       }
     }
-    if (!this.#heads.has(seq)) {
+    if (Pending.head(target) === undefined) {
       // Scans ask the messages of one role for the same fields (pi: every assistant's provider
       // and model): the heads of the unread messages of that role around it come along.
-      const seqs = this.#unreadAround(seq, (at) => this.#heads.has(at));
+      const seqs = this.#unreadAround(seq, (other) => Pending.head(other) !== undefined);
       const heads = JSON.parse(this.#native.messageHeadsJson(Uint32Array.from(seqs)));
-      for (let i = 0; i < seqs.length; i++) this.#heads.set(seqs[i], heads[i]);
+      for (let i = 0; i < seqs.length; i++) Pending.setHead(this.#targetOf(seqs[i]), heads[i]);
     }
-    return headField(this.#heads.get(seq), key);
+    return headField(Pending.head(target), key);
   }
 
-  /** The model origin of the unread assistant message `seq`, asked with those around it. */
-  #originOf(seq) {
-    if (this.#origins[seq] === undefined) {
-      const seqs = this.#unreadAround(seq, (at) => this.#origins[at] !== undefined);
-      const origins = this.#native.modelOrigins(Uint32Array.from(seqs));
-      for (let i = 0; i < seqs.length; i++) this.#origins[seqs[i]] = origins[i];
-    }
-    return this.#origins[seq];
+  /** The stand-in target of the unread entry `seq`, or undefined. */
+  #targetOf(seq) {
+    const entry = this.#bySeq[seq];
+    return entry === undefined ? undefined : Unread.targetOf(entry);
   }
 
-  /** `seq` and the unread entries of its role around it that are not `known` yet. */
+  /** `seq` and the unread entries of its role around it whose targets are not `known` yet. */
   #unreadAround(seq, known) {
     const role = this.#unreadRole(seq);
     const seqs = [];
     for (let at = Math.max(0, seq - READ_AROUND); at < seq + READ_AROUND; at++) {
-      const entry = this.#bySeq[at];
-      if (this.#unreadRole(at) === role && !known(at)) seqs.push(at);
+      const target = this.#targetOf(at);
+      if (target !== undefined && Pending.role(target) === role && !known(target)) seqs.push(at);
     }
     return seqs;
   }
