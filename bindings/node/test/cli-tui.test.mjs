@@ -1,6 +1,6 @@
 // pi's terminal UI on treelog (treelog-pi) against pi's own bundled bin, under tmux at 120x40:
-// resume a pi-written session of 1,000 entries, send a prompt (answered by the fake model on
-// 127.0.0.1), open /tree, quit. Each step waits for the screen to settle; the screens of the
+// resume a pi-written session of 1,000 entries (and of 100,000 with TREELOG_TEST_BIG=1, as CI
+// runs it), send a prompt (answered by the fake model on 127.0.0.1), open /tree, quit. Each step waits for the screen to settle; the screens of the
 // two sides must be equal once times, ids and the sides' own paths are normalised, and so
 // must the turn each appended to its copy of the session.
 //
@@ -17,6 +17,7 @@ import {
 import { pi, sameJson, treelog } from "./helpers.mjs";
 
 const SIDES = ["pi", "treelog-pi"];
+const SIZES = process.env.TREELOG_TEST_BIG === "1" ? [1000, 100000] : [1000];
 const tmuxMissing = !hasTmux() && !process.env.CI && "tmux is not installed (apt-get install tmux)";
 
 let root;
@@ -49,8 +50,9 @@ function normalised(screen, side) {
 
 const lineCount = (file) => readFileSync(file, "utf8").split("\n").filter(Boolean).length;
 
-test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { skip: tmuxMissing, timeout: 180_000 }, async () => {
-  const source = await piSession(1000, root);
+for (const entries of SIZES) {
+test(`the terminal UI under tmux on ${entries.toLocaleString("en")} entries: resume, prompt, /tree show pi's screens`, { skip: tmuxMissing, timeout: 600_000 }, async () => {
+  const source = await piSession(entries, root);
   const lines = lineCount(source);
   // The resumed screen is whole once the session's last message shows (pi draws the editor and
   // footer first, the history after it).
@@ -59,16 +61,16 @@ test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { sk
   const screens = {};
   const files = {};
   for (const side of SIDES) {
-    const file = join(root, side, "session.jsonl");
+    const file = join(root, `${side}-${entries}`, "session.jsonl");
     await copySession(source, file, project);
     files[side] = file;
     const [file0, args] = command(side, [...MODEL_ARGS, "--session", file]);
-    const tui = startTmux({ dir: root, name: side.replace("-", ""), file: file0, args, cwd: project, env });
+    const tui = startTmux({ dir: root, name: `${side.replace("-", "")}${entries}`, file: file0, args, cwd: project, env });
     try {
       const shots = [];
       // Resumed: the session's last entries, the editor and the footer naming the model.
       const footer = (screen) => screen.split("\n").some((line) => line.endsWith(MODEL.id) && line.includes("/"));
-      shots.push(await tui.waitFor((screen) => footer(screen) && screen.includes(lastText), { what: `${side}'s editor after the resume`, stableMs: 800 }));
+      shots.push(await tui.waitFor((screen) => footer(screen) && screen.includes(lastText), { what: `${side}'s editor after the resume`, stableMs: 800, timeoutMs: 300_000 }));
       tui.type("Hello from tmux");
       await tui.waitFor((screen) => screen.includes("Hello from tmux"), { what: `${side}'s typed prompt` });
       tui.press("Enter");
@@ -84,7 +86,7 @@ test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { sk
       const deadline = Date.now() + 15_000;
       let status;
       while ((status = tui.exitStatus()) === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-      screens[side] = { shots: shots.map((shot) => normalised(shot, side)), status };
+      screens[side] = { shots: shots.map((shot) => normalised(shot, `${side}-${entries}`)), status };
     } finally {
       tui.kill();
     }
@@ -105,3 +107,4 @@ test("the terminal UI under tmux: resume, prompt, /tree show pi's screens", { sk
     "the context of treelog-pi's file, reopened by treelog and by pi",
   );
 });
+}

@@ -245,14 +245,17 @@ export function startRpc(file, args, { cwd, env }) {
   let nextId = 1;
   child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
   // Records end at LF only (readline would also split at U+2028 and U+2029, as pi's RPC docs warn).
-  let pending = "";
+  // Only each new chunk is searched for the LF: a record can be a hundred megabytes.
+  let pending = [];
   child.stdout.setEncoding("utf8").on("data", (chunk) => {
-    pending += chunk;
     let end;
-    while ((end = pending.indexOf("\n")) >= 0) {
-      onLine(pending.slice(0, end).replace(/\r$/, ""));
-      pending = pending.slice(end + 1);
+    while ((end = chunk.indexOf("\n")) >= 0) {
+      pending.push(chunk.slice(0, end));
+      onLine(pending.join("").replace(/\r$/, ""));
+      pending = [];
+      chunk = chunk.slice(end + 1);
     }
+    if (chunk !== "") pending.push(chunk);
   });
   function onLine(line) {
     let event;
