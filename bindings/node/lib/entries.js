@@ -277,8 +277,9 @@ export class EntryCache {
     }
     Unread.clear(entry);
     Pending.fill(target, values.message);
-    // A message the caller put on the entry stays; the stand-in gives way to its target.
-    if (entry.message === Pending.proxy(target)) entry.message = target;
+    // A message the caller put on the entry stays; the stand-in gives way to its target (not
+    // on an entry the caller froze: the stand-in stays, and reads as its target).
+    if (entry.message === Pending.proxy(target)) Reflect.set(entry, "message", target);
     return entry;
   }
 

@@ -223,3 +223,18 @@ test("a short object read before the line (pi's footer: usage) is the message's 
   assert.ok(expected.same && expected.totals > 0);
   sameJson(actual, expected, "usage read alone, then the whole message");
 });
+
+test("an entry frozen before its line is read reads as pi's, and contexts still build", () => {
+  const [expected, actual] = both("pi16-sample-300", (sm) => {
+    const branch = sm.getBranch();
+    const frozen = branch.filter((entry, i) => entry.type === "message" && i % 7 === 0).map((entry) => Object.freeze(entry));
+    const context = sm.buildSessionContext();
+    return {
+      frozen: frozen.map((entry) => [Object.isFrozen(entry), JSON.stringify(entry)]),
+      context: JSON.stringify(context),
+      cloned: JSON.stringify(structuredClone(context.messages.filter((message) => !frozen.some((entry) => entry.message === message)))),
+    };
+  });
+  assert.ok(expected.frozen.length > 10 && expected.frozen.every(([isFrozen]) => isFrozen));
+  sameJson(actual, expected, "frozen entries");
+});
