@@ -15,6 +15,7 @@ mod archive;
 mod compare;
 mod db;
 mod error;
+mod scope;
 mod state;
 mod storage;
 mod verify;
@@ -23,6 +24,7 @@ pub use archive::{ArchivedTranscript, archived_transcripts};
 pub use compare::{LineProblem, ProblemKind, compare as compare_lines};
 pub use db::{AgentDb, Row, SessionSummary};
 pub use error::{OpenClawError, Result};
+pub use scope::Scope;
 pub use state::{
     Address, Agent, SCHEME, agent, agent_db_path, agents, default_state_dir, session_bytes,
 };

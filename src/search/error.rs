@@ -27,6 +27,14 @@ pub enum SearchError {
     /// The search engine failed on the index in `path`, even after rebuilding it.
     #[error("{}: search index: {reason}", path.display())]
     Engine { path: PathBuf, reason: String },
+    /// The OpenClaw session or sessions an `openclaw://` address names cannot be read: the
+    /// address as the user wrote it, then what is wrong (the database, agent, session or row).
+    #[cfg(feature = "openclaw")]
+    #[error("{address}: {source}")]
+    OpenClaw {
+        address: String,
+        source: crate::openclaw::OpenClawError,
+    },
 }
 
 impl SearchError {

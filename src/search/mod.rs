@@ -33,6 +33,8 @@ mod documents;
 mod error;
 mod extract;
 mod find;
+#[cfg(feature = "openclaw")]
+mod openclaw;
 mod originals;
 mod phrase;
 mod progress;
@@ -217,8 +219,72 @@ fn target(path: &Path) -> Result<Target, SearchError> {
 }
 
 /// Searches the logs under `path` (a directory, searched recursively for `*.jsonl`, or one
-/// log), bringing its index up to date first.
+/// log), bringing its index up to date first. With the cargo feature `openclaw`, `path` may
+/// be an `openclaw://` address too (`openclaw://[STATE_DIR#]AGENT/SESSION_ID`, one agent's
+/// sessions `openclaw://[STATE_DIR#]AGENT`, or every agent's `openclaw://STATE_DIR#`): the
+/// sessions' rows are searched as their lines in a JSONL file, and hits name them by their
+/// address written as `path` writes it (module `openclaw`).
 pub fn search(
+    path: &Path,
+    query: &ParsedQuery,
+    options: &SearchOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<Hit>, SearchError> {
+    #[cfg(feature = "openclaw")]
+    if let Some(prepared) = path
+        .to_str()
+        .and_then(|text| openclaw::prepare(text, options.index_dir.as_deref(), options.index_write))
+    {
+        return search_openclaw(&prepared?, query, options, progress);
+    }
+    search_logs(path, query, options, progress)
+}
+
+/// Searches the session copies an `openclaw://` address was prepared into, and names each hit
+/// by its session's address.
+#[cfg(feature = "openclaw")]
+fn search_openclaw(
+    prepared: &openclaw::Materialized,
+    query: &ParsedQuery,
+    options: &SearchOptions,
+    progress: &dyn Progress,
+) -> Result<Vec<Hit>, SearchError> {
+    let mut hits = Vec::new();
+    for folder in &prepared.searches {
+        let inner = SearchOptions {
+            index_dir: None,
+            index_write: folder.index_write,
+            ..options.clone()
+        };
+        for mut hit in search_logs(&folder.path, query, &inner, progress)? {
+            if let Some(address) = hit
+                .session
+                .file_name()
+                .and_then(|name| folder.addresses.get(name))
+            {
+                hit.session = PathBuf::from(address);
+            }
+            hits.push(hit);
+        }
+    }
+    if prepared.searches.len() > 1 {
+        merge(&mut hits, options);
+    }
+    Ok(hits)
+}
+
+/// The hits of several searches in one order (`options.sort`; equal ones keep their order),
+/// cut to `options.limit`.
+fn merge(hits: &mut Vec<Hit>, options: &SearchOptions) {
+    match options.sort {
+        SortOrder::Score => hits.sort_by(|a, b| b.score.total_cmp(&a.score)),
+        SortOrder::Newest => hits.sort_by_key(|hit| std::cmp::Reverse(hit.timestamp_ms)),
+    }
+    hits.truncate(options.limit);
+}
+
+/// [`search`] of a directory of logs or of one log.
+fn search_logs(
     path: &Path,
     query: &ParsedQuery,
     options: &SearchOptions,
@@ -261,11 +327,7 @@ pub fn search_paths(
         hits.extend(search(path, query, options, progress)?);
     }
     if paths.len() > 1 {
-        match options.sort {
-            SortOrder::Score => hits.sort_by(|a, b| b.score.total_cmp(&a.score)),
-            SortOrder::Newest => hits.sort_by_key(|hit| std::cmp::Reverse(hit.timestamp_ms)),
-        }
-        hits.truncate(options.limit);
+        merge(&mut hits, options);
     }
     Ok(hits)
 }

@@ -430,3 +430,228 @@ fn lone_surrogates_compare_as_javascript_reads_them() {
     assert_eq!(found, [(3, ProblemKind::Changed)]);
     assert_eq!(problems[0].detail, "message.content differs");
 }
+
+/// `treelog::search` on `openclaw://` addresses: hits equal to those of the session's lines in
+/// a JSONL file, the cache kept apart from OpenClaw's files and checked against the rows.
+#[cfg(feature = "search")]
+mod search_sessions {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+
+    use treelog::openclaw;
+    use treelog::search::{self, Branches, Hit, SearchError, SearchOptions, SortOrder};
+
+    use super::{address, state_dir, writable};
+
+    fn options(cache: &Path, branches: Branches, sort: SortOrder) -> SearchOptions {
+        SearchOptions {
+            filters: search::Filters::default(),
+            limit: 1000,
+            sort,
+            index_dir: Some(cache.to_path_buf()),
+            index_write: true,
+            branches,
+            include_edited: false,
+        }
+    }
+
+    fn find(path: &str, words: &str, options: &SearchOptions) -> Result<Vec<Hit>, SearchError> {
+        let query = search::parse(words).unwrap();
+        search::search(Path::new(path), &query, options, &search::Quiet)
+    }
+
+    /// The hits without the session's name, to compare a session with its JSONL file.
+    fn unnamed(hits: &[Hit]) -> Vec<Hit> {
+        hits.iter()
+            .map(|hit| Hit {
+                session: PathBuf::new(),
+                ..hit.clone()
+            })
+            .collect()
+    }
+
+    /// Every file under `dir` with its bytes.
+    fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut found = BTreeMap::new();
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(at) = pending.pop() {
+            for entry in std::fs::read_dir(&at).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else {
+                    found.insert(path.clone(), std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        found
+    }
+
+    /// A word found in an OpenClaw session (by its address, and in its agent's sessions) gets
+    /// the same hits, for every branch choice and order, as in the session's rows written as
+    /// a JSONL file alone in its folder; hits name the address as written, and no file of the
+    /// state directory changes.
+    #[test]
+    fn a_session_is_searched_as_its_lines_in_a_jsonl_file() {
+        let (root, state) = state_dir();
+        let before = files(&state);
+        let cache = root.path().join("cache");
+        for agent in ["clean", "dup-id", "bad-json"] {
+            let session = format!("s-{agent}");
+            let storage = openclaw::load_session(&address(&state, agent, &session)).unwrap();
+            let folder = root.path().join("export").join(agent);
+            std::fs::create_dir_all(&folder).unwrap();
+            let file = folder.join("s.jsonl");
+            std::fs::write(&file, storage.bytes()).unwrap();
+            let named = format!("openclaw://{}#{agent}/{session}", state.display());
+            let whole_agent = format!("openclaw://{}#{agent}", state.display());
+            for words in [
+                "question",
+                "answer",
+                "lorem",
+                "\"question 2\"",
+                "quest* -lorem",
+            ] {
+                for branches in [Branches::All, Branches::Active] {
+                    for sort in [SortOrder::Score, SortOrder::Newest] {
+                        let options = options(&cache, branches, sort);
+                        let expected = find(file.to_str().unwrap(), words, &options).unwrap();
+                        assert!(!expected.is_empty() || words.contains('-'), "{words}");
+                        // A folder's hits are scored without the one-file condition.
+                        let in_folder = find(folder.to_str().unwrap(), words, &options).unwrap();
+                        for (path, expected) in [(&named, expected), (&whole_agent, in_folder)] {
+                            let hits = find(path, words, &options).unwrap();
+                            assert_eq!(unnamed(&hits), unnamed(&expected), "{path} {words}");
+                            assert!(hits.iter().all(|hit| hit.session == Path::new(&named)));
+                        }
+                    }
+                }
+            }
+        }
+        // Every file is as it was; SQLite's reader may add an empty `-wal` and a `-shm` beside
+        // a database, as any reader of a WAL database does (nothing of treelog's).
+        let after = files(&state);
+        for (path, bytes) in &before {
+            assert!(after.get(path) == Some(bytes), "{} changed", path.display());
+        }
+        for (path, bytes) in &after {
+            let name = path.to_str().unwrap();
+            assert!(
+                before.contains_key(path)
+                    || name.ends_with(".sqlite-shm")
+                    || (name.ends_with(".sqlite-wal") && bytes.is_empty()),
+                "{name} appeared"
+            );
+        }
+    }
+
+    /// A row changed, a row added and a session deleted are seen by the next search: the cache
+    /// is checked against the rows every time, never answered from stale copies.
+    #[test]
+    fn changed_rows_are_searched_as_they_are_now() {
+        let (root, state) = state_dir();
+        let cache = root.path().join("cache");
+        let options = options(&cache, Branches::All, SortOrder::Score);
+        let at = format!("openclaw://{}#clean/s-clean", state.display());
+        assert_eq!(find(&at, "question", &options).unwrap().len(), 20);
+        let writer = writable(&state, "clean");
+        writer
+            .execute(
+                "UPDATE transcript_events SET event_json = replace(event_json, 'question 2\"', 'zebra 2\"') WHERE session_id = 's-clean'",
+                [],
+            )
+            .unwrap();
+        let zebra = find(&at, "zebra", &options).unwrap();
+        assert_eq!(zebra.len(), 1);
+        assert_eq!(zebra[0].line, 4);
+        assert_eq!(find(&at, "question", &options).unwrap().len(), 19);
+        writer
+            .execute(
+                "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES ('s-clean', 42, ?1, 1)",
+                [r#"{"type":"message","id":"late","parentId":"c9000","timestamp":"2026-09-01T10:02:00.000Z","message":{"role":"user","content":"okapi","timestamp":2}}"#],
+            )
+            .unwrap();
+        let okapi = find(&at, "okapi", &options).unwrap();
+        assert_eq!((okapi[0].line, okapi[0].active_path), (43, true));
+        writer
+            .execute(
+                "DELETE FROM transcript_events WHERE session_id = 's-clean'",
+                [],
+            )
+            .unwrap();
+        let whole_agent = format!("openclaw://{}#clean", state.display());
+        assert!(find(&whole_agent, "okapi", &options).unwrap().is_empty());
+    }
+
+    /// Without index writes nothing is written: no cache folder, the same hits.
+    #[test]
+    fn without_index_writes_nothing_is_cached() {
+        let (root, state) = state_dir();
+        let cache = root.path().join("cache");
+        let mut read_only = options(&cache, Branches::Active, SortOrder::Score);
+        read_only.index_write = false;
+        let at = format!("openclaw://{}#", state.display());
+        let hits = find(&at, "lorem", &read_only).unwrap();
+        assert!(!cache.exists());
+        let written = find(
+            &at,
+            "lorem",
+            &options(&cache, Branches::Active, SortOrder::Score),
+        );
+        assert_eq!(hits, written.unwrap());
+        assert!(hits.iter().any(|hit| {
+            hit.session
+                .starts_with(format!("openclaw://{}#clean/s-clean", state.display()))
+        }));
+        assert!(hits.len() <= 1000 && hits.len() > 3);
+    }
+
+    /// A damaged row, an unknown session or agent, and a malformed address fail the search
+    /// with an error naming the address as written and what is wrong.
+    #[test]
+    fn bad_sessions_are_errors_naming_the_address() {
+        let (root, state) = state_dir();
+        let cache = root.path().join("cache");
+        let options = options(&cache, Branches::All, SortOrder::Score);
+        let seq: i64 = {
+            let writer = writable(&state, "clean");
+            let seq = writer
+                .query_row(
+                    "SELECT seq FROM transcript_events WHERE event_zstd IS NOT NULL ORDER BY seq",
+                    [],
+                    |row| row.get(0),
+                )
+                .unwrap();
+            writer
+                .execute(
+                    "UPDATE transcript_events SET event_zstd = x'28b52ffd00' WHERE seq = ?1",
+                    [seq],
+                )
+                .unwrap();
+            seq
+        };
+        let damaged = format!("session s-clean, row seq {seq}: event_zstd does not decompress");
+        let s = state.display();
+        let cases = [
+            (format!("openclaw://{s}#clean/s-clean"), damaged.as_str()),
+            (format!("openclaw://{s}#"), damaged.as_str()),
+            (
+                format!("openclaw://{s}#clean/nope"),
+                "no session nope in this agent's database",
+            ),
+            (format!("openclaw://{s}#ghost"), "no agent ghost"),
+            (
+                format!("openclaw://{s}#a/b/c"),
+                "not an openclaw:// address",
+            ),
+        ];
+        for (path, reason) in cases {
+            let error = find(&path, "lorem", &options).unwrap_err();
+            let text = error.to_string();
+            assert!(
+                text.starts_with(&format!("{path}: ")) && text.contains(reason),
+                "{text}"
+            );
+        }
+    }
+}
