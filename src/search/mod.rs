@@ -26,7 +26,8 @@
 //! engine query), `phrase` (a phrase query that skips documents that cannot reach the top
 //! hits), `originals` (the original text of edited entries, from the logs), `top` (the top
 //! hits, ties ordered by session and line), `store` (schema, catalog, lock, open/rebuild),
-//! `refresh` (catch-up), `find` (the logs under a directory).
+//! `refresh` (catch-up), `find` (the logs under a directory), `openclaw` (OpenClaw's sessions
+//! copied from their rows into a cache folder, with the cargo feature `openclaw`).
 
 mod branch;
 mod documents;

@@ -9,9 +9,10 @@
 //! OpenClaw's database, which is only read. It holds one `<session id>.jsonl` per session
 //! (`%<hex of the id>.jsonl` for an id that is not a plain file name), the folder's search
 //! index and the sessions' sidecars. Every search compares each copy with the rows read now:
-//! a copy that holds them is left alone, one that holds a beginning of them is appended to,
-//! and any other is replaced, with the folder's search index and the copy's sidecar deleted
-//! so that both are rebuilt from the new lines; a copy whose session is gone is deleted.
+//! a copy that holds them is left alone, one that holds a beginning of them grows (the index
+//! catches up from where it stopped), and any other is replaced with the folder's search
+//! index and the copy's sidecar deleted, so that both are rebuilt from the new lines; a copy
+//! whose session is gone is deleted.
 //!
 //! Without index writes nothing is written to the cache: a cache that holds the rows as they
 //! are is searched read-only, and otherwise the rows are copied into a temporary folder,
@@ -20,7 +21,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::openclaw::{self, AgentDb, OpenClawError, Scope};
@@ -278,41 +279,31 @@ fn update_copies(folder: &Path, sessions: &[SessionLines], one: bool) -> Result<
     Ok(())
 }
 
-/// Brings the copy `file` to `bytes`; true when it was replaced rather than kept or appended
-/// to (its sidecar is deleted then, and the folder's index must be).
+/// Brings the copy `file` to `bytes`, written whole to a file of this process and renamed
+/// over the copy (two searches at once never interleave their writes); true when the copy
+/// held other lines than a beginning of `bytes` (its sidecar is deleted then, and the
+/// folder's index must be).
 fn update_copy(file: &Path, bytes: &[u8]) -> Result<bool, SearchError> {
     let old = match fs::read(file) {
         Ok(old) => Some(old),
         Err(error) if error.kind() == io::ErrorKind::NotFound => None,
         Err(error) => return Err(SearchError::io(file, "read the cached copy", error)),
     };
-    match old {
-        Some(old) if old == bytes => Ok(false),
-        Some(old) if bytes.starts_with(&old) => {
-            let mut opened = fs::OpenOptions::new()
-                .append(true)
-                .open(file)
-                .map_err(|error| SearchError::io(file, "open the cached copy", error))?;
-            opened
-                .write_all(&bytes[old.len()..])
-                .map_err(|error| SearchError::io(file, "append to the cached copy", error))?;
-            Ok(false)
-        }
-        old => {
-            let replaced = old.is_some();
-            if replaced {
-                remove_if_present(&crate::sidecar_path(file))?;
-            }
-            let mut partial = file.as_os_str().to_owned();
-            partial.push(".partial");
-            let partial = PathBuf::from(partial);
-            fs::write(&partial, bytes)
-                .map_err(|error| SearchError::io(&partial, "write the cached copy", error))?;
-            fs::rename(&partial, file)
-                .map_err(|error| SearchError::io(file, "write the cached copy", error))?;
-            Ok(replaced)
-        }
+    if old.as_deref() == Some(bytes) {
+        return Ok(false);
     }
+    let replaced = old.is_some_and(|old| !bytes.starts_with(&old));
+    if replaced {
+        remove_if_present(&crate::sidecar_path(file))?;
+    }
+    let mut partial = file.as_os_str().to_owned();
+    partial.push(format!(".{}.partial", std::process::id()));
+    let partial = PathBuf::from(partial);
+    fs::write(&partial, bytes)
+        .map_err(|error| SearchError::io(&partial, "write the cached copy", error))?;
+    fs::rename(&partial, file)
+        .map_err(|error| SearchError::io(file, "write the cached copy", error))?;
+    Ok(replaced)
 }
 
 fn remove_if_present(file: &Path) -> Result<(), SearchError> {

@@ -33,6 +33,15 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// unusable. With --no-index-write nothing is written: a current index is read as it is, and
 /// otherwise the logs are indexed in memory for this search (same hits, slower, with a notice).
 ///
+/// A PATH may name OpenClaw sessions (read-only; see `treelog openclaw --help`): one session
+/// `openclaw://[STATE_DIR#]AGENT/SESSION_ID`, every session of an agent
+/// `openclaw://[STATE_DIR#]AGENT`, or every agent's `openclaw://STATE_DIR#` (`openclaw://` for
+/// the default state directory). Its rows are searched as the same lines in a JSONL file (the
+/// flags act as on such a file), hits name the session as `openclaw://...#AGENT/SESSION_ID:LINE`
+/// written as the PATH writes it, and the copies of the rows and their index are kept in a
+/// cache folder (`openclaw-<hash of the database's path>/` in --index-dir, else in
+/// $XDG_CACHE_HOME/treelog or ~/.cache/treelog), checked against the rows on every search.
+///
 /// Context edits are followed: a message taken out of the model's view (pi's `context_edit`
 /// with `replacement: null`) is not in the index at all, and a replaced one is found and shown
 /// by its replacement's text, marked `[edited]` (`"edited": true` in --json). Each hit says
@@ -44,13 +53,15 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// Output: one hit per line,
 /// `FILE:LINE  ROLE  TIMESTAMP  [edited] [original] [off-path] snippet`
 /// (the markers only when they apply). Exit 0 when there is a hit, 1 when there is none, 2 on
-/// bad usage or an unreadable PATH.
+/// bad usage or an unreadable PATH (an OpenClaw address: a missing state directory, database,
+/// agent or session, or a row that does not decode, named after the address).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The words to find (a query may start with -word).
     #[arg(allow_hyphen_values = true)]
     pub query: String,
-    /// Session files, or directories to search for *.jsonl (default: the current directory).
+    /// Session files, directories to search for *.jsonl (default: the current directory), or
+    /// OpenClaw sessions: openclaw://[STATE_DIR#]AGENT[/SESSION_ID], openclaw://STATE_DIR#.
     pub paths: Vec<PathBuf>,
     /// Only messages of this role (tool: tool results and bash executions).
     #[arg(long, value_enum)]

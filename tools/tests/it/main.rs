@@ -13,6 +13,7 @@ mod damage_cli;
 mod error_texts;
 mod index_location;
 mod openclaw;
+mod openclaw_search;
 mod reindex_progress;
 mod search;
 mod soak;
