@@ -144,6 +144,21 @@ pub fn session_info(path: &Path) -> Result<SessionInfo> {
 /// may be written).
 pub fn session_info_with(path: &Path, options: &SessionOptions) -> Result<SessionInfo> {
     let mut session = Session::open(path, options.clone())?;
+    let file_modified_ms = std::fs::metadata(path)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |elapsed| elapsed.as_millis() as i64);
+    describe(&mut session, path, file_modified_ms)
+}
+
+/// What `treelog list` shows about the open `session`, named `path`, whose log was last
+/// modified at `file_modified_ms` (epoch milliseconds).
+pub(crate) fn describe(
+    session: &mut Session,
+    path: &Path,
+    file_modified_ms: i64,
+) -> Result<SessionInfo> {
     let stats = session.stats()?;
     let message_count = stats
         .counts_by_kind
@@ -160,13 +175,8 @@ pub fn session_info_with(path: &Path, options: &SessionOptions) -> Result<Sessio
     let first_message = if message_count == 0 {
         None
     } else {
-        first_user_text(&session)?
+        first_user_text(session)?
     };
-    let file_modified_ms = std::fs::metadata(path)
-        .and_then(|meta| meta.modified())
-        .ok()
-        .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |elapsed| elapsed.as_millis() as i64);
     Ok(SessionInfo {
         path: path.to_path_buf(),
         id: header.id,

@@ -80,6 +80,63 @@ impl S3Address {
     }
 }
 
+/// A folder of logs on an object store: `s3://BUCKET/PREFIX/` (or `s3://BUCKET`, the whole
+/// bucket), holding logs `PREFIX/NAME.jsonl` as segment folders `PREFIX/NAME.jsonl.d/`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct S3Prefix {
+    pub bucket: String,
+    /// Empty (the whole bucket) or ending with `/`.
+    pub prefix: String,
+}
+
+impl S3Prefix {
+    /// `None` when `text` is not an `s3://` address; an error when it is one but malformed. A
+    /// prefix without its trailing `/` names the same folder (`s3://b/p` is `s3://b/p/`).
+    pub fn parse(text: &str) -> Option<Result<S3Prefix>> {
+        let rest = text.strip_prefix(SCHEME)?;
+        let invalid = |reason: &str| {
+            Some(Err(ObjectStoreError::Address {
+                address: text.to_string(),
+                reason: reason.to_string(),
+            }))
+        };
+        let (bucket, folder) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return invalid("expected s3://BUCKET/PREFIX/ or s3://BUCKET: the bucket is empty");
+        }
+        let folder = folder.strip_suffix('/').unwrap_or(folder);
+        if (!folder.is_empty() || rest.ends_with("//"))
+            && folder
+                .split('/')
+                .any(|part| part.is_empty() || part == "." || part == "..")
+        {
+            return invalid("the prefix has an empty, `.` or `..` part");
+        }
+        if folder.chars().any(|c| c.is_control()) {
+            return invalid("the prefix holds a control character");
+        }
+        let prefix = if folder.is_empty() {
+            String::new()
+        } else {
+            format!("{folder}/")
+        };
+        Some(Ok(S3Prefix {
+            bucket: bucket.to_string(),
+            prefix,
+        }))
+    }
+
+    /// `s3://BUCKET/PREFIX/` (`s3://BUCKET/` for the whole bucket).
+    pub fn url(&self) -> String {
+        format!("{SCHEME}{}/{}", self.bucket, self.prefix)
+    }
+
+    /// `s3://BUCKET/` + `key`, for messages naming an object or a folder.
+    pub fn object_url(&self, key: &str) -> String {
+        format!("{SCHEME}{}/{key}", self.bucket)
+    }
+}
+
 /// The start offset a segment's file name (after `KEY.d/`) gives, or `None` when the name is
 /// not one of a segment (exactly `seg-` and 20 decimal digits).
 pub fn segment_start(name: &str) -> Option<u64> {
@@ -107,6 +164,22 @@ mod tests {
         assert_eq!(segment_start("seg-42"), None);
         assert_eq!(segment_start("seg-0000000000000000004x"), None);
         assert!(S3Address::parse("/tmp/x.jsonl").is_none());
+        let whole = S3Prefix::parse("s3://b").unwrap().unwrap();
+        assert_eq!((whole.bucket.as_str(), whole.prefix.as_str()), ("b", ""));
+        assert_eq!(whole.url(), "s3://b/");
+        assert_eq!(S3Prefix::parse("s3://b/").unwrap().unwrap(), whole);
+        let folder = S3Prefix::parse("s3://b/p/q").unwrap().unwrap();
+        assert_eq!(folder.prefix, "p/q/");
+        assert_eq!(S3Prefix::parse("s3://b/p/q/").unwrap().unwrap(), folder);
+        for bad in [
+            "s3://",
+            "s3:///p/",
+            "s3://b//",
+            "s3://b/p//q/",
+            "s3://b/../",
+        ] {
+            assert!(S3Prefix::parse(bad).unwrap().is_err(), "{bad}");
+        }
         for bad in [
             "s3://b",
             "s3:///k",

@@ -16,19 +16,22 @@
 //! - `storage.rs`: [`SegmentStorage`], the engine's `LogStorage` over the segments.
 //! - `transfer.rs`: opening a session with its cached index, `push` and `pull`.
 //! - `check.rs`: `verify` of a log on a store: its segments, its bytes, its cached index.
+//! - `listing.rs`: the sessions under an `s3://BUCKET/PREFIX/`, found and described for `list`.
 
 mod address;
 mod check;
 mod error;
 mod layout;
+mod listing;
 mod remote;
 mod storage;
 mod transfer;
 
-pub use address::{S3Address, SCHEME, SEGMENT_PREFIX};
+pub use address::{S3Address, S3Prefix, SCHEME, SEGMENT_PREFIX};
 pub use check::verify;
 pub use error::{ObjectStoreError, Result};
 pub use layout::Segment;
+pub use listing::{OPENED_AT_ONCE, describe_sessions, session_addresses};
 pub use remote::{Remote, StoreConfig};
 pub use storage::SegmentStorage;
 pub use transfer::{

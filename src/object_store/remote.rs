@@ -96,6 +96,14 @@ pub enum Created {
     Exists,
 }
 
+/// One level of a folder on the store (see [`Remote::list_folder`]).
+pub struct Folder {
+    /// Full keys, each ending with `/`.
+    pub folders: Vec<String>,
+    /// Full keys of the objects directly in the folder.
+    pub objects: Vec<String>,
+}
+
 impl Remote {
     /// A client of `config`'s store for `bucket`. Nothing is sent yet.
     pub fn connect(config: &StoreConfig, bucket: &str) -> Result<Remote> {
@@ -192,6 +200,31 @@ impl Remote {
         // order is read as the layout says.
         listed.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(listed)
+    }
+
+    /// One level of the folder `prefix` (empty: the bucket's top), as a delimited listing
+    /// (`/`) gives it: the keys of its subfolders, each ending with `/`, and its objects, both
+    /// in key order. Every page of the listing is read.
+    pub fn list_folder(&self, prefix: &str) -> Result<Folder> {
+        let path = ObjectPath::from(prefix.trim_end_matches('/'));
+        let path = (!prefix.is_empty()).then_some(&path);
+        let listed = self
+            .runtime
+            .block_on(self.store.list_with_delimiter(path))
+            .map_err(|error| self.error(prefix, "list the folder", error))?;
+        let mut folders: Vec<String> = listed
+            .common_prefixes
+            .iter()
+            .map(|folder| format!("{folder}/"))
+            .collect();
+        folders.sort();
+        let mut objects: Vec<String> = listed
+            .objects
+            .iter()
+            .map(|meta| meta.location.to_string())
+            .collect();
+        objects.sort();
+        Ok(Folder { folders, objects })
     }
 
     /// The bytes `range` of the object `key`.

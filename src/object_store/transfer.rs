@@ -72,11 +72,21 @@ fn connect(address: &S3Address) -> Result<Arc<Remote>> {
 pub fn open_session(address: &S3Address, options: SessionOptions) -> Result<Session> {
     let remote = connect(address)?;
     let storage = SegmentStorage::open(remote.clone(), address)?;
+    open_storage(storage, remote.config(), options)
+}
+
+/// The session over `storage`, a log on `config`'s store, with its index where
+/// [`open_session`] keeps it.
+pub(super) fn open_storage(
+    storage: SegmentStorage,
+    config: &StoreConfig,
+    options: SessionOptions,
+) -> Result<Session> {
     if !options.use_index {
         return Ok(Session::open_storage(Box::new(storage), options)?);
     }
     let dir = options.index_dir.clone().unwrap_or_else(default_cache_dir);
-    let sidecar = sidecar_in_cache(&dir, remote.config(), address);
+    let sidecar = sidecar_in_cache(&dir, config, storage.address());
     Ok(Session::open_storage_indexed(
         Box::new(storage),
         &sidecar,

@@ -108,6 +108,11 @@ const QUOTES: &[Quote] = &[
         "PUSH_SEGMENT_BYTES",
     ),
     constant(
+        "the sessions are opened {} at a time",
+        "src/object_store/listing.rs",
+        "OPENED_AT_ONCE",
+    ),
+    constant(
         "At most {} such rounds",
         "src/session/append.rs",
         "APPEND_RACES_MAX",

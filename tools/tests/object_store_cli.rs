@@ -2,7 +2,9 @@
 //! (`scripts/seaweedfs start DIR` prints the settings to export): the commands that read a
 //! session answer as for the same log in a file, `push` and `pull` copy byte for byte, two
 //! `append` processes racing lose nothing, and the loser of a race with `--on-conflict fail`
-//! gets the conflict (exit 1). Skipped, with a notice, when `TREELOG_S3_TEST_ENDPOINT` is unset.
+//! gets the conflict (exit 1), and `list s3://BUCKET/PREFIX/` lists the sessions stored there
+//! as `list DIR` lists the same files, a damaged one reported without hiding the others.
+//! Skipped, with a notice, when `TREELOG_S3_TEST_ENDPOINT` is unset.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -230,4 +232,193 @@ fn store_errors_name_the_object() {
         text(&malformed.stderr)
             .starts_with("treelog: s3://only-a-bucket: expected s3://BUCKET/KEY")
     );
+}
+
+/// A client of the test store for `bucket`, for the tests that write objects the CLI never
+/// would (a damaged session folder).
+fn test_remote(bucket: &str) -> treelog::object_store::Remote {
+    let endpoint = std::env::var("TREELOG_S3_TEST_ENDPOINT").unwrap();
+    let config = treelog::object_store::StoreConfig {
+        endpoint: Some(endpoint),
+        access_key_id: std::env::var("AWS_ACCESS_KEY_ID").ok(),
+        secret_access_key: std::env::var("AWS_SECRET_ACCESS_KEY").ok(),
+        region: "us-east-1".into(),
+        allow_http: true,
+    };
+    treelog::object_store::Remote::connect(&config, bucket).unwrap()
+}
+
+/// The sessions of tests/data, each copied into `dir` (pi's layout: some in a `--<cwd>--`
+/// subdirectory) and pushed to the same relative key under `prefix`.
+fn plant_sessions(dir: &Path, prefix: &str) {
+    for (name, sub) in [
+        ("pi16-demo.jsonl", ""),
+        ("pi16-sample-300.jsonl", ""),
+        ("pi-sample-200.jsonl", ""),
+        ("pi16-gen-a.jsonl", "--home-dev-project--/"),
+        ("pi16-gen-b.jsonl", "--home-dev-project--/"),
+        ("pi073-gen-a.jsonl", "--home-dev-project--/"),
+    ] {
+        let local = dir.join(sub).join(name);
+        std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+        std::fs::copy(data(name), &local).unwrap();
+        let pushed = treelog(
+            &[
+                "push",
+                local.to_str().unwrap(),
+                &format!("{prefix}{sub}{name}"),
+            ],
+            "",
+        );
+        assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    }
+}
+
+#[test]
+fn list_of_a_prefix_is_the_listing_of_its_files() {
+    if !store_ready("list_of_a_prefix_is_the_listing_of_its_files") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("sessions");
+    let prefix = fresh_address("sessions/");
+    plant_sessions(&local, &prefix);
+    let local_dir = format!("{}/", local.display());
+    let cache_local = dir.path().join("cache-local");
+    let cache_store = dir.path().join("cache-store");
+    let list = |cache: &Path, place: &str, extra: &[&str]| {
+        let args = [
+            &["--index-dir", cache.to_str().unwrap(), "list"][..],
+            extra,
+            &[place],
+        ]
+        .concat();
+        treelog(&args, "")
+    };
+    // Cold (the indexes built on the way), warm, as text, as JSON, and filtered by cwd.
+    for extra in [
+        &["--json"][..],
+        &["--json"][..],
+        &[][..],
+        &["--cwd", "/home/dev/project"][..],
+    ] {
+        let from_files = list(&cache_local, &local_dir, extra);
+        let from_store = list(&cache_store, &prefix, extra);
+        assert!(from_files.status.success(), "{}", text(&from_files.stderr));
+        assert!(
+            from_store.status.success(),
+            "{extra:?}: {}",
+            text(&from_store.stderr)
+        );
+        assert_eq!(
+            text(&from_store.stdout).replace(&prefix, "DIR/"),
+            text(&from_files.stdout).replace(&local_dir, "DIR/"),
+            "{extra:?}"
+        );
+        assert_eq!(
+            text(&from_store.stderr).replace(&prefix, "DIR/"),
+            text(&from_files.stderr).replace(&local_dir, "DIR/"),
+            "{extra:?}"
+        );
+    }
+    let rows = list(&cache_store, &prefix, &["--json"]);
+    assert_eq!(text(&rows.stdout).lines().count(), 6);
+    assert!(text(&rows.stderr).contains(&format!("listed 6 session(s) under {prefix}")));
+    assert!(text(&rows.stdout).contains(&format!(
+        "\"path\":\"{prefix}--home-dev-project--/pi16-gen-a.jsonl\""
+    )));
+    // The prefix without its trailing slash names the same folder.
+    let bare = list(&cache_store, prefix.trim_end_matches('/'), &["--json"]);
+    assert_eq!(bare.stdout, rows.stdout);
+}
+
+#[test]
+fn list_of_a_prefix_without_sessions() {
+    if !store_ready("list_of_a_prefix_without_sessions") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().to_str().unwrap();
+    let prefix = fresh_address("empty/");
+    let empty = treelog(&["--index-dir", cache, "list", &prefix], "");
+    assert!(empty.status.success(), "{}", text(&empty.stderr));
+    assert_eq!(text(&empty.stdout), "");
+    assert_eq!(
+        text(&empty.stderr),
+        format!("treelog: no sessions found under {prefix}\n")
+    );
+    // A bucket that does not exist is an error naming the address and the store's answer.
+    let missing = "s3://treelog-no-such-bucket/sessions/";
+    let out = treelog(&["--index-dir", cache, "list", missing], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).starts_with(&format!(
+            "treelog: {missing}: cannot list the folder: the store answered: "
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    let malformed = treelog(&["list", "s3:///sessions/"], "");
+    assert_eq!(malformed.status.code(), Some(2));
+    assert!(text(&malformed.stderr).contains("the bucket is empty"));
+}
+
+#[test]
+fn list_reports_a_damaged_session_and_lists_the_others() {
+    if !store_ready("list_reports_a_damaged_session_and_lists_the_others") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    let prefix = fresh_address("mixed/");
+    for name in ["pi16-demo.jsonl", "pi16-gen-a.jsonl"] {
+        let pushed = treelog(
+            &[
+                "push",
+                data(name).to_str().unwrap(),
+                &format!("{prefix}{name}"),
+            ],
+            "",
+        );
+        assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+    }
+    let (bucket, key_prefix) = prefix
+        .strip_prefix("s3://")
+        .unwrap()
+        .split_once('/')
+        .unwrap();
+    let remote = test_remote(bucket);
+    let segment = |log: &str, start: u64| format!("{key_prefix}{log}.d/seg-{start:020}");
+    // A gap before the first segment, an object that is not a segment, an empty segment, and
+    // a JSONL file stored as one object.
+    remote.overwrite(&segment("gap.jsonl", 5), b"{}\n").unwrap();
+    remote
+        .overwrite(&format!("{key_prefix}foreign.jsonl.d/notes.txt"), b"notes")
+        .unwrap();
+    remote.overwrite(&segment("empty.jsonl", 0), b"").unwrap();
+    remote
+        .overwrite(
+            &format!("{key_prefix}plain.jsonl"),
+            &std::fs::read(data("pi16-demo.jsonl")).unwrap(),
+        )
+        .unwrap();
+    let out = treelog(&["--index-dir", cache, "list", "--json", &prefix], "");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let rows = text(&out.stdout);
+    assert_eq!(rows.lines().count(), 2, "{rows}");
+    assert!(rows.contains(&format!("{prefix}pi16-demo.jsonl")));
+    assert!(rows.contains(&format!("{prefix}pi16-gen-a.jsonl")));
+    let stderr = text(&out.stderr);
+    for expected in [
+        format!("treelog: {prefix}gap.jsonl.d/seg-00000000000000000005: missing segment"),
+        format!(
+            "treelog: {prefix}foreign.jsonl.d/notes.txt: not a segment of {prefix}foreign.jsonl"
+        ),
+        format!("treelog: {prefix}empty.jsonl.d/seg-00000000000000000000: empty segment"),
+        format!("treelog: {prefix}plain.jsonl: a plain object, not a log stored as segments"),
+        format!("treelog: listed 2 session(s) under {prefix}, 4 could not be read"),
+    ] {
+        assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+    }
 }

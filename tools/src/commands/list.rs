@@ -1,9 +1,13 @@
-//! `treelog list`: the sessions of a directory, newest first.
+//! `treelog list`: the sessions of a directory or of an `s3://` prefix, newest first.
 
 use std::path::PathBuf;
 
 use serde_json::json;
-use treelog::listing::{default_sessions_dir, session_files, session_info_with, sort_newest_first};
+use treelog::listing::{
+    SessionInfo, default_sessions_dir, session_files, session_info_with, sort_newest_first,
+};
+
+use super::list_store;
 
 use crate::exit::{CliError, print_error};
 use crate::files::nothing_found;
@@ -22,9 +26,15 @@ use crate::preview;
 /// message, as pi's SessionManager.list() reports them. Several sessions are read at once.
 /// A summary line ends the run on stderr (`N session(s) under DIR`, or `no sessions found
 /// under DIR`).
+///
+/// DIR may be an object-store prefix, s3://BUCKET/PREFIX/ (or s3://BUCKET, the whole bucket):
+/// the sessions stored there as segment folders NAME.jsonl.d/ (and in its subfolders, one
+/// level), each named by its s3:// address and opened with its index from the local cache
+/// (--index-dir, else $XDG_CACHE_HOME/treelog; built on first use by reading the log once),
+/// several at once. The store is named by the environment, as for push and pull.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The directory to look in.
+    /// The directory to look in, or s3://BUCKET/PREFIX/.
     pub dir: Option<PathBuf>,
     /// Only sessions whose header names this working directory.
     #[arg(long, value_name = "CWD")]
@@ -38,8 +48,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if let Some(prefix) = args.dir.as_deref().and_then(list_store::prefix_of) {
+        let prefix = prefix?;
+        let read = list_store::read_sessions(&prefix)?;
+        let mut found = Found {
+            place: prefix.url(),
+            logs: read.len(),
+            sessions: Vec::with_capacity(read.len()),
+            failed: Vec::new(),
+        };
+        for info in read {
+            match info {
+                Ok(info) => found.sessions.push(info),
+                Err(error) => found.failed.push(error),
+            }
+        }
+        return report(&args, found, out);
+    }
     let explicit = args.dir.is_some();
-    let dir = match args.dir.or_else(default_sessions_dir) {
+    let dir = match args.dir.clone().or_else(default_sessions_dir) {
         Some(dir) => dir,
         None => {
             return Err(CliError::Usage(
@@ -53,29 +80,53 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         return Ok(());
     }
     let files = session_files(&dir)?;
-    let mut sessions = Vec::with_capacity(files.len());
-    let mut failed = Vec::new();
+    let mut found = Found {
+        place: dir.display().to_string(),
+        logs: files.len(),
+        sessions: Vec::with_capacity(files.len()),
+        failed: Vec::new(),
+    };
     for_each_ordered(
         &files,
         |path| session_info_with(path, &crate::sidecars::options()),
-        |path, info| {
+        |_, info| {
             match info {
-                Ok(info) => {
-                    if args
-                        .cwd
-                        .as_deref()
-                        .is_none_or(|cwd| info.cwd.as_deref() == Some(cwd))
-                    {
-                        sessions.push(info);
-                    }
-                }
-                Err(error) => failed.push((path.clone(), error)),
+                Ok(info) => found.sessions.push(info),
+                Err(error) => found.failed.push(error.to_string()),
             }
             Ok(())
         },
     )?;
+    report(&args, found, out)
+}
+
+/// The sessions read under one place (a directory, an `s3://` prefix).
+struct Found {
+    /// The directory or prefix, as messages name it.
+    place: String,
+    /// Logs found there, read or not.
+    logs: usize,
+    sessions: Vec<SessionInfo>,
+    /// Why each log that could not be read failed (each message names its log).
+    failed: Vec<String>,
+}
+
+/// Prints the sessions of `found` whose cwd is `--cwd`'s, newest first, one row (or JSON
+/// object) each; the logs that could not be read and the sidecars rebuilt on stderr.
+fn report(args: &Args, found: Found, out: &mut Out) -> Result<(), CliError> {
+    let Found {
+        place,
+        logs,
+        mut sessions,
+        failed,
+    } = found;
+    sessions.retain(|info| {
+        args.cwd
+            .as_deref()
+            .is_none_or(|cwd| info.cwd.as_deref() == Some(cwd))
+    });
     sort_newest_first(&mut sessions);
-    for (_, error) in &failed {
+    for error in &failed {
         print_error(error);
     }
     // A sidecar that had to be built or rebuilt is said so (on stderr, so that the listing
@@ -125,16 +176,15 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     }
     out.flush()?;
     if sessions.is_empty() && failed.is_empty() {
-        print_error(&nothing_found(std::slice::from_ref(&dir)));
+        print_error(&format!("no sessions found under {place}"));
     } else {
         let matching = match &args.cwd {
             Some(cwd) => format!(" ({} with cwd {cwd})", sessions.len()),
             None => String::new(),
         };
         print_error(&format!(
-            "listed {} session(s) under {}{matching}, {} could not be read",
-            files.len() - failed.len(),
-            dir.display(),
+            "listed {} session(s) under {place}{matching}, {} could not be read",
+            logs - failed.len(),
             failed.len()
         ));
     }

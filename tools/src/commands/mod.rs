@@ -10,6 +10,7 @@ pub mod export;
 pub mod generate;
 pub mod info;
 pub mod list;
+pub mod list_store;
 pub mod man;
 pub mod openclaw;
 pub mod path;
