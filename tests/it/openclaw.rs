@@ -435,13 +435,13 @@ fn lone_surrogates_compare_as_javascript_reads_them() {
 /// a JSONL file, the cache kept apart from OpenClaw's files and checked against the rows.
 #[cfg(feature = "search")]
 mod search_sessions {
-    use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
 
     use treelog::openclaw;
     use treelog::search::{self, Branches, Hit, SearchError, SearchOptions, SortOrder};
 
     use super::{address, state_dir, writable};
+    use crate::common::openclaw_fixture;
 
     fn options(cache: &Path, branches: Branches, sort: SortOrder) -> SearchOptions {
         SearchOptions {
@@ -470,23 +470,6 @@ mod search_sessions {
             .collect()
     }
 
-    /// Every file under `dir` with its bytes.
-    fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-        let mut found = BTreeMap::new();
-        let mut pending = vec![dir.to_path_buf()];
-        while let Some(at) = pending.pop() {
-            for entry in std::fs::read_dir(&at).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else {
-                    found.insert(path.clone(), std::fs::read(&path).unwrap());
-                }
-            }
-        }
-        found
-    }
-
     /// A word found in an OpenClaw session (by its address, and in its agent's sessions) gets
     /// the same hits, for every branch choice and order, as in the session's rows written as
     /// a JSONL file alone in its folder; hits name the address as written, and no file of the
@@ -494,7 +477,7 @@ mod search_sessions {
     #[test]
     fn a_session_is_searched_as_its_lines_in_a_jsonl_file() {
         let (root, state) = state_dir();
-        let before = files(&state);
+        let before = openclaw_fixture::files(&state);
         let cache = root.path().join("cache");
         for agent in ["clean", "dup-id", "bad-json"] {
             let session = format!("s-{agent}");
@@ -530,7 +513,7 @@ mod search_sessions {
         }
         // Every file is as it was; SQLite's reader may add an empty `-wal` and a `-shm` beside
         // a database, as any reader of a WAL database does (nothing of treelog's).
-        let after = files(&state);
+        let after = openclaw_fixture::files(&state);
         for (path, bytes) in &before {
             assert!(after.get(path) == Some(bytes), "{} changed", path.display());
         }

@@ -2,7 +2,6 @@
 //! importer made (tests/data/openclaw/): the hits of the JSONL export, the names of the hits,
 //! the files of OpenClaw left as they were, and the errors with their exit codes.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -43,23 +42,6 @@ fn hits(out: &Output) -> Vec<(String, serde_json::Value)> {
         .collect()
 }
 
-/// Every file under `dir` with its bytes.
-fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut found = BTreeMap::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(at) = pending.pop() {
-        for entry in std::fs::read_dir(&at).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                found.insert(path.clone(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    found
-}
-
 /// For a session exported by `treelog openclaw export` (the archived original for `clean`,
 /// the rows for `dup-id`), searching the session's address gives the export's hits (lines,
 /// ids, scores, snippets, active path) for each query and flag, named by the address as
@@ -68,7 +50,7 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 #[test]
 fn an_openclaw_session_has_the_hits_of_its_jsonl_export() {
     let (root, state) = state_dir();
-    let before = files(&state);
+    let before = openclaw_fixture::files(&state);
     let flag_sets: [&[&str]; 5] = [
         &[],
         &["--branch", "active"],
@@ -126,7 +108,7 @@ fn an_openclaw_session_has_the_hits_of_its_jsonl_export() {
         }
     }
     assert!(with_hits >= 70, "{with_hits}");
-    let after = files(&state);
+    let after = openclaw_fixture::files(&state);
     for (path, bytes) in &before {
         assert!(after.get(path) == Some(bytes), "{} changed", path.display());
     }
