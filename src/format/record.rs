@@ -61,6 +61,14 @@ pub struct Record {
     pub id: compact_str::CompactString,
 }
 
+impl Record {
+    /// The role code of a plain message entry's record (kind message, [`Record::plain`]), or
+    /// `None` for any other record; `RecordRef::plain_message_role` reads it from a page.
+    pub fn plain_message_role(&self) -> Option<u8> {
+        (self.plain && self.kind == Some(EntryKind::Message)).then_some(self.role)
+    }
+}
+
 #[cfg(test)]
 impl Record {
     /// The record of a line of `len_bytes` bytes at `offset_bytes` with no links, no kind and

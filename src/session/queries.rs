@@ -212,8 +212,7 @@ impl Session {
                 .collect();
             let mut out = IndexedEntries::with_capacity(seqs.len());
             for (&seq, record) in seqs.iter().zip(&records) {
-                let plain_role = (record.plain && record.kind == Some(EntryKind::Message))
-                    .then_some(record.role);
+                let plain_role = record.plain_message_role();
                 let listed;
                 let parent = match record.parent_seq {
                     _ if plain_role.is_none() => Parent::Null,

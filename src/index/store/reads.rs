@@ -344,9 +344,7 @@ impl Store {
                 out.push(match hop {
                     Hop::Pending(record) => AncestorEntry {
                         seq,
-                        plain_role: (record.plain
-                            && record.kind == Some(crate::format::line::EntryKind::Message))
-                        .then_some(record.role),
+                        plain_role: record.plain_message_role(),
                         timestamp_ms: record.timestamp_ms,
                         id: record.id.clone(),
                     },
