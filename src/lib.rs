@@ -52,8 +52,8 @@ pub use index::{
     sidecar_in_dir, sidecar_path,
 };
 pub use session::{
-    Durability, Entry, Header, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN, OnConflict,
-    OpaqueRecord, PARENT_LISTED, PARENT_NULL, Session, SessionOptions, Stamp, Stats, TIMESTAMP_LEN,
-    TreeNode, TreeWalk,
+    BranchedEntries, Durability, Entry, Header, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN,
+    OnConflict, OpaqueRecord, PARENT_LISTED, PARENT_NULL, Session, SessionOptions, Stamp, Stats,
+    TIMESTAMP_LEN, TreeNode, TreeWalk,
 };
 pub use tree::PathIds;

@@ -13,21 +13,21 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::format::ids::{new_entry_id, new_session_id};
-use crate::format::line::{EntryKind, relink};
+use crate::format::ids::{new_session_id, uuid_v4};
 use crate::format::record::SEQ_NONE;
-use crate::format::write::NewEntry;
 use crate::index::{IndexState, Lag, Store, sidecar_for};
 use crate::storage::{FileStorage, LogStorage, MemoryStorage};
 use crate::tree::{self};
 
 mod append;
+mod branched;
 mod context_queries;
 pub(crate) mod header;
 mod queries;
 mod recovery;
 mod types;
 
+pub use branched::BranchedEntries;
 pub use header::Header;
 pub use types::{
     Durability, Entry, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN, OnConflict, OpaqueRecord,
@@ -321,50 +321,10 @@ impl Session {
     }
 
     /// A new session in the same directory holding the path from the root to `leaf_id`, with
-    /// `parentSession` naming this one (pi's `createBranchedSession`). Label entries are
-    /// dropped from the copy and the labels of copied entries re-created; every copied entry
-    /// is re-linked to the previous copied one, so no parent dangles (pi leaves one dangling
-    /// when a label sits mid-path; OpenClaw re-links, as here). Returns the new file's path.
+    /// `parentSession` naming this one (pi's `createBranchedSession`): the entries of
+    /// [`Session::branched_entries`], written at once. Returns the new file's path.
     pub fn create_branched_session(&self, leaf_id: &str) -> Result<PathBuf> {
-        self.answering(|session| session.create_branched_session_once(leaf_id))
-    }
-
-    fn create_branched_session_once(&self, leaf_id: &str) -> Result<PathBuf> {
-        let leaf_seq = self.require_seq(leaf_id)?;
-        let path = tree::path_to_root(self.store(), leaf_seq)?;
-        let mut lines = Vec::new();
-        let mut previous: Option<String> = None;
-        let mut labels = Vec::new();
-        for (_, record) in &path {
-            if record.kind == Some(EntryKind::Label) {
-                continue;
-            }
-            let json = self.read_line(record)?;
-            let relinked = relink(&json, previous.as_deref()).ok_or_else(|| Error::LogChanged {
-                path: self.log_path().to_path_buf(),
-                offset_bytes: record.offset_bytes,
-                reason: "an indexed entry is no longer a JSON object".into(),
-            })?;
-            lines.push(relinked);
-            if let Some(label) = self.store().label(&record.id)? {
-                labels.push((record.id.to_string(), label));
-            }
-            previous = Some(record.id.to_string());
-        }
-        let mut taken: std::collections::HashSet<String> = path
-            .iter()
-            .map(|(_, record)| record.id.to_string())
-            .collect();
-        for (target, label) in labels {
-            let id = new_entry_id(|candidate| taken.contains(candidate));
-            taken.insert(id.clone());
-            let entry = NewEntry::Label {
-                target_id: target,
-                label: Some(label.label),
-            };
-            lines.push(entry.encode(&id, previous.as_deref(), &label.timestamp));
-            previous = Some(id);
-        }
+        let entries = self.branched_entries(leaf_id, uuid_v4)?;
         let dir = self
             .log_path()
             .parent()
@@ -377,7 +337,7 @@ impl Session {
             &dir,
             &cwd,
             &parent.to_string_lossy(),
-            &lines,
+            &entries.lines,
             self.options.clone(),
         )?;
         Ok(session.log_path().to_path_buf())

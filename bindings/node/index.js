@@ -14,8 +14,8 @@ import { basename, join, resolve as nodeResolve } from "node:path";
 import { EMPTY_CONTEXT } from "./lib/context.js";
 import { EntryCache } from "./lib/entries.js";
 import { codedError, fsCall } from "./lib/errors.js";
-import { CURRENT_SESSION_VERSION, findMostRecentSession, notSessionReason, readSessionHeader, sessionCwdMatches } from "./lib/files.js";
-import { assertValidSessionId, generateId, now, optionalJson, uuidv7 } from "./lib/ids.js";
+import { findMostRecentSession, notSessionReason, readSessionHeader, sessionCwdMatches, sessionFileName, sessionHeader } from "./lib/files.js";
+import { assertValidSessionId, drawUuid, generateId, now, optionalJson, uuidv7 } from "./lib/ids.js";
 import { NativeSession } from "./lib/native.js";
 import { getAgentDir, getDefaultSessionDir, getDefaultSessionDirPath, normalizePath, pathsEqual, resolvePath } from "./lib/paths.js";
 import { storeOptionsOf, tellNotice } from "./lib/store-options.js";
@@ -132,17 +132,8 @@ export class SessionManager {
     if (options?.id !== undefined) assertValidSessionId(options.id);
     const id = options?.id ?? uuidv7();
     const timestamp = now();
-    this.#header = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id,
-      timestamp,
-      cwd: this.#cwd,
-      parentSession: options?.parentSession,
-    };
-    if (this.#persist) {
-      this.#sessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
-    }
+    this.#header = sessionHeader(id, timestamp, this.#cwd, options?.parentSession);
+    if (this.#persist) this.#sessionFile = sessionFileName(this.getSessionDir(), timestamp, id);
     this.#bind(this.#headerLine(), this.#persist ? this.#sessionFile : null);
     return this.#sessionFile;
   }
@@ -456,96 +447,33 @@ export class SessionManager {
 
   /**
    * A new session holding the path from the root to `leafId` (labels re-created after it),
-   * which this manager then continues. Returns its file, or undefined in memory.
+   * which this manager then continues. Returns its file, or undefined in memory. The entries
+   * are the library's (`Session::branched_entries`); the ids and the clock are drawn here, in
+   * pi's order: the session id and time, then one id per label.
    */
   createBranchedSession(leafId) {
     const previousSessionFile = this.#sessionFile;
-    const path = this.getBranch(leafId);
-    if (path.length === 0) throw codedError("TREELOG_NOT_FOUND", `Entry ${leafId} not found`);
-    const kept = [];
-    const replacementByLabelId = new Map();
-    const pendingLabelIds = [];
-    let parentId = null;
-    for (const entry of path) {
-      if (entry.type === "label") {
-        pendingLabelIds.push(entry.id);
-        continue;
-      }
-      for (const labelId of pendingLabelIds) replacementByLabelId.set(labelId, entry.id);
-      pendingLabelIds.length = 0;
-      kept.push(
-        entry.type === "compaction"
-          ? {
-              ...entry,
-              parentId,
-              firstKeptEntryId:
-                entry.firstKeptEntryId === entry.id
-                  ? entry.id
-                  : (replacementByLabelId.get(entry.firstKeptEntryId) ?? entry.firstKeptEntryId),
-            }
-          : { ...entry, parentId },
-      );
-      parentId = entry.id;
-    }
+    const leaf = leafId ?? this.#native.leafId();
+    if (leaf === null || this.#native.entrySeq(leaf) === null) throw codedError("TREELOG_NOT_FOUND", `Entry ${leafId} not found`);
     const id = uuidv7();
     const timestamp = now();
-    const newSessionFile = join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
-    const header = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id,
-      timestamp,
-      cwd: this.#cwd,
-      parentSession: this.#persist ? previousSessionFile : undefined,
-    };
-    // Labels of the kept entries, in the order pi's label map holds them (first set, or
-    // set again after a clear), with their timestamps.
-    const keptIds = new Set(kept.map((entry) => entry.id));
-    const labels = new Map();
-    for (const entry of this.getEntries()) {
-      if (entry.type !== "label") continue;
-      if (entry.label) {
-        if (!labels.has(entry.targetId)) labels.set(entry.targetId, null);
-        labels.set(entry.targetId, { label: entry.label, timestamp: entry.timestamp });
-      } else {
-        labels.delete(entry.targetId);
-      }
+    const header = sessionHeader(id, timestamp, this.#cwd, this.#persist ? previousSessionFile : undefined);
+    const { lines, hasConversation } = this.#native.branchedEntries(leaf, drawUuid);
+    if (!this.#persist) {
+      this.#bind(JSON.stringify(header), null, lines);
+      return undefined;
     }
-    const taken = new Set(keptIds);
-    let labelParent = kept[kept.length - 1]?.id || null;
-    const labelEntries = [];
-    for (const [targetId, value] of labels) {
-      if (!keptIds.has(targetId)) continue;
-      const labelEntry = {
-        type: "label",
-        id: generateId((candidate) => taken.has(candidate)),
-        parentId: labelParent,
-        timestamp: value.timestamp,
-        targetId,
-        label: value.label,
-      };
-      taken.add(labelEntry.id);
-      labelEntries.push(labelEntry);
-      labelParent = labelEntry.id;
+    const newSessionFile = sessionFileName(this.getSessionDir(), timestamp, id);
+    this.#sessionFile = newSessionFile;
+    if (hasConversation) {
+      writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${lines}`);
+      this.#native = NativeSession.open(newSessionFile, this.#store.native);
+      this.#header = null;
+      this.#cache = new EntryCache(this.#native);
+    } else {
+      this.#bind(JSON.stringify(header), newSessionFile, lines);
     }
-    let lines = "";
-    for (const entry of [...kept, ...labelEntries]) lines += `${JSON.stringify(entry)}\n`;
-    const headerLine = JSON.stringify(header);
-    if (this.#persist) {
-      this.#sessionFile = newSessionFile;
-      const conversation = kept.some((entry) => entry.type === "message" && hasConversationRole(entry.message));
-      if (conversation) {
-        writeFileSync(newSessionFile, `${headerLine}\n${lines}`);
-        this.#native = NativeSession.open(newSessionFile, this.#store.native);
-        this.#header = null;
-        this.#cache = new EntryCache(this.#native);
-      } else {
-        this.#bind(headerLine, newSessionFile, lines);
-      }
-      return newSessionFile;
-    }
-    this.#bind(headerLine, null, lines);
-    return undefined;
+    return newSessionFile;
   }
 
   // ---- static factories ----
@@ -599,15 +527,8 @@ export class SessionManager {
     if (options?.id !== undefined) assertValidSessionId(options.id);
     const id = options?.id ?? uuidv7();
     const timestamp = now();
-    const newSessionFile = join(dir, `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
-    const header = {
-      type: "session",
-      version: CURRENT_SESSION_VERSION,
-      id,
-      timestamp,
-      cwd: resolvedTargetCwd,
-      parentSession: resolvedSourcePath,
-    };
+    const newSessionFile = sessionFileName(dir, timestamp, id);
+    const header = sessionHeader(id, timestamp, resolvedTargetCwd, resolvedSourcePath);
     try {
       fsCall("create", newSessionFile, () =>
         writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" }),

@@ -28,14 +28,25 @@ pub fn random_u64() -> u64 {
 
 /// A new entry id: 8 lowercase hex characters that `taken` rejects no more than
 /// [`ENTRY_ID_TRIES_MAX`] times, else a full 36-character uuid (the reference fallback).
-pub fn new_entry_id(mut taken: impl FnMut(&str) -> bool) -> String {
+pub fn new_entry_id(taken: impl FnMut(&str) -> bool) -> String {
+    entry_id_from_draws(uuid_v4, taken)
+}
+
+/// A new entry id as pi's `generateId` makes one from `crypto.randomUUID`: the first 8
+/// characters of a drawn uuid that `taken` does not reject, tried [`ENTRY_ID_TRIES_MAX`]
+/// times, else a whole drawn uuid. A caller passes pi's own draws to write pi's ids.
+pub fn entry_id_from_draws(
+    mut draw_uuid: impl FnMut() -> String,
+    mut taken: impl FnMut(&str) -> bool,
+) -> String {
     for _ in 0..ENTRY_ID_TRIES_MAX {
-        let candidate = super::id_index::hex8_id(random_u64() as u32);
-        if !taken(&candidate) {
-            return candidate;
+        let uuid = draw_uuid();
+        let candidate = uuid.get(..8).unwrap_or(&uuid);
+        if !taken(candidate) {
+            return candidate.to_string();
         }
     }
-    uuid_v4()
+    draw_uuid()
 }
 
 /// A random uuid (version 4) in the 8-4-4-4-12 form.

@@ -51,6 +51,80 @@ proptest! {
     }
 }
 
+/// pi 1.6's rules for what a branched session holds: label entries dropped and the path
+/// re-linked, a compaction's `firstKeptEntryId` moved from a dropped label to the entry after
+/// it, and one new label per kept target in pi's label-map order (a label cleared and set again
+/// goes last, one renamed keeps its place), each with the id drawn for it.
+#[test]
+fn branched_entries_follow_pi() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/w", SessionOptions::default()).unwrap();
+    let kept: Vec<String> = (0..4)
+        .map(|i| session.append_message(&user(&format!("m{i}"))).unwrap())
+        .collect();
+    let mark = session.append_label_change(&kept[0], Some("l0")).unwrap();
+    for (i, id) in kept.iter().enumerate().skip(1) {
+        session
+            .append_label_change(id, Some(&format!("l{i}")))
+            .unwrap();
+    }
+    for i in [1, 0] {
+        session.append_label_change(&kept[i], None).unwrap();
+        session
+            .append_label_change(&kept[i], Some(&format!("l{i} again")))
+            .unwrap();
+    }
+    session
+        .append_label_change(&kept[2], Some("l2 renamed"))
+        .unwrap();
+    let after_label = session.append_message(&user("after the labels")).unwrap();
+    let compaction = session
+        .append_compaction("s", Some(&mark), "7", None, None, None)
+        .unwrap();
+    let leaf = session.append_message(&user("leaf")).unwrap();
+    let off = session.append_message(&user("off the path")).unwrap();
+    session.append_label_change(&off, Some("not kept")).unwrap();
+
+    let mut draws = ["aaaaaaaa-0", "bbbbbbbb-1", "cccccccc-2", "dddddddd-3"].into_iter();
+    let branched = session
+        .branched_entries(&leaf, || draws.next().unwrap().to_string())
+        .unwrap();
+    assert!(branched.has_conversation);
+    let values: Vec<serde_json::Value> = branched
+        .lines
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let field = |value: &serde_json::Value, key: &str| value[key].as_str().map(str::to_string);
+    let ids: Vec<_> = values.iter().map(|v| field(v, "id").unwrap()).collect();
+    let mut expected_ids = kept.clone();
+    expected_ids.extend([after_label.clone(), compaction.clone(), leaf.clone()]);
+    expected_ids.extend(["aaaaaaaa", "bbbbbbbb", "cccccccc", "dddddddd"].map(String::from));
+    assert_eq!(ids, expected_ids);
+    for (i, value) in values.iter().enumerate() {
+        let parent = i.checked_sub(1).map(|p| ids[p].clone());
+        assert_eq!(field(value, "parentId"), parent, "line {i} is re-linked");
+    }
+    // The labels sit on the path between kept[3] and after_label: the first kept after `mark`.
+    assert_eq!(
+        field(&values[5], "firstKeptEntryId"),
+        Some(after_label.clone())
+    );
+    let labels: Vec<_> = values[7..]
+        .iter()
+        .map(|v| (field(v, "targetId").unwrap(), field(v, "label").unwrap()))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (kept[2].clone(), "l2 renamed".to_string()),
+            (kept[3].clone(), "l3".to_string()),
+            (kept[1].clone(), "l1 again".to_string()),
+            (kept[0].clone(), "l0 again".to_string()),
+        ]
+    );
+}
+
 /// A branched session holds the path verbatim minus labels, re-linked, with labels re-created,
 /// and names its parent session; its context equals the source's for that leaf.
 #[test]

@@ -8,6 +8,16 @@ import { normalizePath, pathsEqual, resolvePath } from "./paths.js";
 
 export const CURRENT_SESSION_VERSION = 3;
 
+/** A session's header as pi writes it (`parentSession` undefined: left out of the line). */
+export function sessionHeader(id, timestamp, cwd, parentSession) {
+  return { type: "session", version: CURRENT_SESSION_VERSION, id, timestamp, cwd, parentSession };
+}
+
+/** Where pi puts a new session in `dir`: its start time (":" and "." made "-") and id. */
+export function sessionFileName(dir, timestamp, id) {
+  return join(dir, `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`);
+}
+
 /** The entries of JSONL text whose every line is an entry (the native half's `entriesJsonl`),
  * parsed line by line: in V8 that costs less than one JSON.parse of an array of them. */
 export function parseEntryLines(text) {

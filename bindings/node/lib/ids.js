@@ -27,6 +27,9 @@ export function uuidv7() {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** One draw of pi's entry-id source (live: a caller that replaces crypto.randomUUID is seen). */
+export const drawUuid = () => randomUUID();
+
 /** pi's generateId: 8 hex characters not taken, after 100 tries a whole uuid. */
 export function generateId(taken) {
   for (let i = 0; i < 100; i++) {

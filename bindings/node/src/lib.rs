@@ -20,12 +20,19 @@ pub mod search;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use napi::bindgen_prelude::{Int32Array, Uint8Array, Uint32Array};
+use napi::bindgen_prelude::{Function, Int32Array, Uint8Array, Uint32Array};
 use napi_derive::napi;
 use treelog::format::json_scan;
 use treelog::format::line::json_text_str;
 use treelog::storage::MemoryStorage;
 use treelog::{Durability, EntryKind, NewEntry, OnConflict, Session, SessionOptions, Stamp};
+
+/// What `NativeSession::branched_entries` answers.
+#[napi(object)]
+pub struct BranchedEntriesJs {
+    pub lines: String,
+    pub has_conversation: bool,
+}
 
 /// A JS error with a stable `code`.
 type Result<T> = std::result::Result<T, napi::Error<String>>;
@@ -435,6 +442,43 @@ impl NativeSession {
     #[napi]
     pub fn entries_jsonl(&mut self) -> Result<String> {
         self.query(|session| session.entry_lines_jsonl())
+    }
+
+    /// pi 1.6's `createBranchedSession` without its header: the entry lines of a session
+    /// holding the path from the root to `leaf_id` (`Session::branched_entries`), each ending
+    /// in `\n`, and whether pi writes that session at once. New label ids come from
+    /// `draw_uuid` (pi's `crypto.randomUUID`).
+    #[napi(ts_return_type = "{ lines: string; hasConversation: boolean }")]
+    pub fn branched_entries(
+        &mut self,
+        leaf_id: String,
+        draw_uuid: Function<(), String>,
+    ) -> Result<BranchedEntriesJs> {
+        let mut failed = None;
+        let entries = self.query(|session| {
+            session.branched_entries(&leaf_id, || match draw_uuid.call(()) {
+                Ok(uuid) => uuid,
+                Err(error) => {
+                    failed.get_or_insert(error.reason.clone());
+                    String::new()
+                }
+            })
+        })?;
+        if let Some(reason) = failed {
+            return Err(js_error(
+                "TREELOG_INVALID_INPUT",
+                format!("drawing an entry id failed: {reason}"),
+            ));
+        }
+        let mut lines = String::new();
+        for line in &entries.lines {
+            lines.push_str(line);
+            lines.push('\n');
+        }
+        Ok(BranchedEntriesJs {
+            lines,
+            has_conversation: entries.has_conversation,
+        })
     }
 
     /// Whether `id` is on the handle's branch (the leaf or one of its ancestors).
