@@ -212,6 +212,37 @@ function headField(head, key) {
   return Object.hasOwn(head[0], key) ? head[0][key] : undefined;
 }
 
+/** Slots per page of a SeqTable (a power of two). */
+const PAGE_BITS = 12;
+const PAGE_SLOTS = 1 << PAGE_BITS;
+
+/**
+ * Values by sequence number, in pages of PAGE_SLOTS slots made on first use. A plain array
+ * set far past its end becomes a hash table (V8's dictionary elements), and a session's
+ * entries are often first asked for from its end (the context), then all of them (the path):
+ * pages keep every set and get an indexed load however the first ones were spread.
+ */
+class SeqTable {
+  #pages = [];
+
+  get(seq) {
+    const page = this.#pages[seq >>> PAGE_BITS];
+    return page === undefined ? undefined : page[seq & (PAGE_SLOTS - 1)];
+  }
+
+  set(seq, value) {
+    const at = seq >>> PAGE_BITS;
+    while (this.#pages.length <= at) this.#pages.push(undefined);
+    const page = (this.#pages[at] ??= new Array(PAGE_SLOTS).fill(undefined));
+    page[seq & (PAGE_SLOTS - 1)] = value;
+  }
+
+  /** Sets `seq` to `value` unless it holds a value already. */
+  setMissing(seq, value) {
+    if (this.get(seq) === undefined) this.set(seq, value);
+  }
+}
+
 /**
  * The entries of one session as JS values, kept as pi keeps every entry it parsed: the same
  * object wherever an entry is handed out (getEntry, getBranch, getEntries, the projection's
@@ -225,8 +256,8 @@ function headField(head, key) {
  */
 export class EntryCache {
   #native;
-  /** Entry values by sequence number (a holey array: only the entries handed out so far). */
-  #bySeq = [];
+  /** Entry values by sequence number: only the entries handed out so far. */
+  #bySeq = new SeqTable();
   #traps = new StandInTraps(this);
   /** Projection plans by leaf (planText). */
   #plans = new Map();
@@ -262,7 +293,7 @@ export class EntryCache {
 
   /** Reads the line of the entry `seq`, if it was not read yet. */
   read(seq) {
-    const entry = this.#bySeq[seq];
+    const entry = this.#bySeq.get(seq);
     if (entry !== undefined) this.#materialize(entry);
   }
 
@@ -296,11 +327,11 @@ export class EntryCache {
     this.#lastRead = seq;
     const seqs = [];
     for (let at = Math.max(0, seq - this.#window / 2); at < seq + this.#window / 2; at++) {
-      const entry = this.#bySeq[at];
+      const entry = this.#bySeq.get(at);
       if (entry !== undefined && Unread.has(entry)) seqs.push(at);
     }
     const values = this.parse(seqs);
-    for (let i = 0; i < seqs.length; i++) this.#materialize(this.#bySeq[seqs[i]], values[i]);
+    for (let i = 0; i < seqs.length; i++) this.#materialize(this.#bySeq.get(seqs[i]), values[i]);
   }
 
   /**
@@ -342,7 +373,7 @@ export class EntryCache {
 
   /** The stand-in target of the unread entry `seq`, or undefined. */
   #targetOf(seq) {
-    const entry = this.#bySeq[seq];
+    const entry = this.#bySeq.get(seq);
     return entry === undefined ? undefined : Unread.targetOf(entry);
   }
 
@@ -359,11 +390,11 @@ export class EntryCache {
 
   /** Keeps `entry` as the value of `seq` (an entry this manager just appended). */
   remember(seq, entry) {
-    this.#bySeq[seq] = entry;
+    this.#bySeq.set(seq, entry);
   }
 
   at(seq) {
-    return this.#bySeq[seq] ?? this.load([seq])[0];
+    return this.#bySeq.get(seq) ?? this.load([seq])[0];
   }
 
   /** The parsed lines of `seqs`, read in batches (each one JSON array: one parse a batch). */
@@ -389,25 +420,25 @@ export class EntryCache {
     const parents = batch.parents.split("\n");
     const toRead = [];
     for (let i = 0; i < count; i++) {
-      if (roles[i] === NOT_PLAIN && this.#bySeq[seqs[i]] === undefined) toRead.push(seqs[i]);
+      if (roles[i] === NOT_PLAIN && this.#bySeq.get(seqs[i]) === undefined) toRead.push(seqs[i]);
     }
     const values = this.parse(toRead);
-    for (let i = 0; i < toRead.length; i++) this.#bySeq[toRead[i]] ??= values[i];
+    for (let i = 0; i < toRead.length; i++) this.#bySeq.setMissing(toRead[i], values[i]);
     const base = out.length;
     out.length = base + count;
     for (let i = 0, listed = 1, plain = 0; i < count; i++) {
       const seq = seqs[i];
       const at = parentAt[i];
       if (roles[i] !== NOT_PLAIN) {
-        if (this.#bySeq[seq] === undefined) {
+        if (this.#bySeq.get(seq) === undefined) {
           const parentId = at >= 0 ? ids[at] : at === PARENT_NULL ? null : parents[listed];
           const timestamp = timestamps.substring(plain * TIMESTAMP_LEN, (plain + 1) * TIMESTAMP_LEN);
-          this.#bySeq[seq] = this.#plainEntry(seq, ids[i], parentId, timestamp, roles[i]);
+          this.#bySeq.set(seq, this.#plainEntry(seq, ids[i], parentId, timestamp, roles[i]));
         }
         if (at === PARENT_LISTED) listed++;
         plain++;
       }
-      out[base + i] = this.#bySeq[seq];
+      out[base + i] = this.#bySeq.get(seq);
     }
     return out;
   }
@@ -415,12 +446,12 @@ export class EntryCache {
   /** The entries of `seqs` (an array-like of sequence numbers), handing out the missing ones. */
   load(seqs) {
     const missing = [];
-    for (let i = 0; i < seqs.length; i++) if (this.#bySeq[seqs[i]] === undefined) missing.push(seqs[i]);
+    for (let i = 0; i < seqs.length; i++) if (this.#bySeq.get(seqs[i]) === undefined) missing.push(seqs[i]);
     for (let start = 0; start < missing.length; start += LINES_PER_READ) {
       this.adopt(this.#native.indexedEntries(Uint32Array.from(missing.slice(start, start + LINES_PER_READ))));
     }
     const out = new Array(seqs.length);
-    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq[seqs[i]];
+    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq.get(seqs[i]);
     return out;
   }
 
@@ -428,9 +459,9 @@ export class EntryCache {
   loadRead(seqs) {
     // Entries not handed out yet are parsed from their lines at once, as pi holds them.
     const missing = [];
-    for (let i = 0; i < seqs.length; i++) if (this.#bySeq[seqs[i]] === undefined) missing.push(seqs[i]);
+    for (let i = 0; i < seqs.length; i++) if (this.#bySeq.get(seqs[i]) === undefined) missing.push(seqs[i]);
     const parsed = this.parse(missing);
-    for (let i = 0; i < missing.length; i++) this.#bySeq[missing[i]] ??= parsed[i];
+    for (let i = 0; i < missing.length; i++) this.#bySeq.setMissing(missing[i], parsed[i]);
     const entries = this.load(seqs);
     const pending = [];
     for (let i = 0; i < entries.length; i++) if (Unread.has(entries[i])) pending.push(i);

@@ -604,26 +604,7 @@ impl NativeSession {
     #[napi]
     pub fn lines_json_array(&mut self, seqs: Uint32Array) -> Result<String> {
         let seqs = seqs64(&seqs);
-        self.query(|session| {
-            let lines = session.lines_jsonl(&seqs)?;
-            let mut text = Vec::with_capacity(lines.len() + 2);
-            text.push(b'[');
-            // A line never holds a raw `\n` (it ends at one): each `\n` ends an element.
-            text.extend(
-                lines
-                    .bytes()
-                    .map(|byte| if byte == b'\n' { b',' } else { byte }),
-            );
-            if text.len() > 1 {
-                text.pop();
-            }
-            text.push(b']');
-            // ASCII replaced by ASCII: the text stays UTF-8.
-            String::from_utf8(text).map_err(|_| treelog::Error::InvalidInput {
-                path: session.log_path().to_path_buf(),
-                reason: "the lines read back are not UTF-8".into(),
-            })
-        })
+        self.query(|session| session.lines_json_array(&seqs))
     }
 
     /// The lines of the entries `seqs`, as JSONL in the order given.
