@@ -12,7 +12,8 @@ use compact_str::CompactString;
 use crate::error::Result;
 use crate::format::json_scan;
 use crate::format::json_string::push_json_string;
-use crate::format::line::{EntryKind, json_text_str, with_field};
+use crate::format::line::{EntryKind, json_text_str, role_code, with_field};
+use crate::format::message::{message_content_present, message_role};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::time::parse_iso_ms;
 use crate::index::Store;
@@ -188,7 +189,7 @@ pub(crate) fn build(
     leaf_seq: u64,
     compat: PiCompat,
 ) -> Result<Context> {
-    let assembled = assemble(session, leaf_seq, compat, false)?;
+    let assembled = assemble(session, leaf_seq, compat, Reads::Contributing)?;
     Ok(Context {
         messages: assembled.messages,
         thinking_level: assembled.thinking_level,
@@ -198,7 +199,7 @@ pub(crate) fn build(
 
 /// pi 1.6's projection of `leaf_seq`, every context entry's line read.
 pub(crate) fn build_projection(session: &impl IndexedLines, leaf_seq: u64) -> Result<Projection> {
-    let assembled = assemble(session, leaf_seq, PiCompat::Current, true)?;
+    let assembled = assemble(session, leaf_seq, PiCompat::Current, Reads::All)?;
     let mut start = 0;
     let entries = assembled
         .entries
@@ -222,7 +223,7 @@ pub(crate) fn build_projection(session: &impl IndexedLines, leaf_seq: u64) -> Re
 
 /// The context entries of `leaf_seq` (pi 1.6's `buildContextEntries`), as sequence numbers.
 pub(crate) fn context_entry_seqs(session: &impl IndexedLines, leaf_seq: u64) -> Result<Vec<u64>> {
-    let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
+    let assembled = assemble(session, leaf_seq, PiCompat::Current, Reads::NotOwn)?;
     Ok(assembled.entries.iter().map(|entry| entry.seq).collect())
 }
 
@@ -318,6 +319,19 @@ fn contributes(kind: Option<EntryKind>, compat: PiCompat) -> bool {
     ) || (compat == PiCompat::Current && kind == Some(EntryKind::ContextEdit))
 }
 
+/// Which lines a context assembly reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// Every context entry's line: the projection hands each one out as its source.
+    All,
+    /// The lines of the entries that contribute messages: a context's text.
+    Contributing,
+    /// As `Contributing`, but for plain message entries (`Record::plain`) that no context
+    /// edit targets: their message is their own, unchanged, which a caller holding the
+    /// entries as values has already (a plan), and their role is in the index.
+    NotOwn,
+}
+
 /// The context part of the path of `leaf_seq`, in pi's order: the latest compaction first,
 /// then its kept entries (under pi 1.6 without system messages), then the entries after it;
 /// each with the messages it contributes, the latest context edit of it applied (pi 1.6).
@@ -327,7 +341,7 @@ fn assemble(
     session: &impl IndexedLines,
     leaf_seq: u64,
     compat: PiCompat,
-    all_lines: bool,
+    reads: Reads,
 ) -> Result<Assembled> {
     if leaf_seq == SEQ_NONE {
         return Ok(Assembled {
@@ -357,8 +371,14 @@ fn assemble(
     let mut path = store.ancestors(leaf_seq, kept.stop_seq)?;
     path.reverse();
     let compaction_seq = kept.compaction.as_ref().map(|(seq, _)| *seq);
+    let legacy = store.state.header_version < 3 && !store.state.header_recovered;
+    let own_unread = |record: &Record| {
+        reads == Reads::NotOwn && !legacy && record.plain_message_role().is_some()
+    };
     let read_here = |seq: u64, record: &Record| {
-        Some(seq) != compaction_seq && (all_lines || contributes(record.kind, compat))
+        Some(seq) != compaction_seq
+            && (reads == Reads::All || contributes(record.kind, compat))
+            && !own_unread(record)
     };
     let to_read: Vec<&Record> = path
         .iter()
@@ -392,9 +412,11 @@ fn assemble(
         compat == PiCompat::Current
             && split.is_some_and(|split| at < split)
             && path[at].1.kind == Some(EntryKind::Message)
-            && line_at(at)
-                .and_then(|line| message_of_line(&path[at].1, line))
-                .is_some_and(|message| message_role(message).as_deref() == Some("system"))
+            && match line_at(at) {
+                Some(line) => message_of_line(&path[at].1, line)
+                    .is_some_and(|message| message_role(message).as_deref() == Some("system")),
+                None => path[at].1.plain_message_role() == Some(role_code(Some("system"))),
+            }
     };
     let order: Vec<usize> = order.into_iter().filter(|at| !left_out(*at)).collect();
 
@@ -415,7 +437,19 @@ fn assemble(
         }
     }
 
-    let legacy = store.state.header_version < 3 && !store.state.header_recovered;
+    // Plain entries left unread whose message an edit changes are read now.
+    let edited: Vec<usize> = order
+        .iter()
+        .copied()
+        .filter(|&at| {
+            line_index[at].is_none()
+                && own_unread(&path[at].1)
+                && edits.contains_key(path[at].1.id.as_str())
+        })
+        .collect();
+    let edited_lines =
+        session.read_lines(&edited.iter().map(|&at| &path[at].1).collect::<Vec<_>>())?;
+
     let mut entries = Vec::with_capacity(order.len());
     let mut messages = Vec::with_capacity(order.len() + 1);
     for (position, &at) in order.iter().enumerate() {
@@ -431,7 +465,7 @@ fn assemble(
             if position == 0 {
                 compaction_messages(&mut messages, line, compat);
             }
-            source = all_lines.then(|| raw(line.clone()));
+            source = (reads == Reads::All).then(|| raw(line.clone()));
         } else if let Some(index) = line_index[at] {
             if contributes(record.kind, compat)
                 && let Some((message, own)) = entry_message(record, &lines, index, legacy, compat)
@@ -439,7 +473,17 @@ fn assemble(
                 messages.push(message);
                 own_message = own;
             }
-            source = all_lines.then(|| shared(&lines, index, 0..lines.line(index).len()));
+            source =
+                (reads == Reads::All).then(|| shared(&lines, index, 0..lines.line(index).len()));
+        } else if let Some(index) = edited.iter().position(|&edited| edited == at) {
+            if let Some((message, own)) =
+                entry_message(record, &edited_lines, index, legacy, compat)
+            {
+                messages.push(message);
+                own_message = own;
+            }
+        } else if own_unread(record) {
+            own_message = true;
         }
         if !edits.is_empty()
             && let Some(replacement) = edits.get(record.id.as_str())
@@ -590,7 +634,7 @@ fn fill_missing_content(message: JsonText) -> JsonText {
         Some("user" | "assistant" | "toolResult") => "[]",
         _ => return message,
     };
-    if let Some(present) = content_present(text) {
+    if let Some(present) = message_content_present(text) {
         return match present {
             true => message,
             false => with_field(text, "content", empty).map_or(message, raw),
@@ -603,51 +647,6 @@ fn fill_missing_content(message: JsonText) -> JsonText {
         return message;
     }
     with_field(text, "content", empty).map_or(message, raw)
-}
-
-/// Whether a message laid out as pi writes it has a `content` that is not null, read from its
-/// leading keys: pi writes `role` first, and for a tool result `toolCallId` and `toolName`
-/// before `content`. Leading keys are walked while their values are strings without escapes
-/// (a line read through the index was valid JSON when indexed and its crc32 matched); `None`
-/// for any other layout, which the caller scans. A tool result would otherwise be scanned
-/// whole for each context build (a third of a context's time on pi's transcripts).
-fn content_present(message: &str) -> Option<bool> {
-    let mut rest = message.strip_prefix('{')?;
-    for _ in 0..4 {
-        let key_and_rest = rest.strip_prefix('"')?;
-        let key_end = key_and_rest.find(['"', '\\'])?;
-        if key_and_rest.as_bytes()[key_end] != b'"' {
-            return None;
-        }
-        let key = &key_and_rest[..key_end];
-        let value = key_and_rest[key_end + 1..].strip_prefix(':')?;
-        if key == "content" {
-            return match value.as_bytes().first()? {
-                b'n' => Some(false),
-                b' ' | b'\t' | b'\r' | b'\n' => None,
-                _ => Some(true),
-            };
-        }
-        let text = value.strip_prefix('"')?;
-        let end = text.find(['"', '\\'])?;
-        if text.as_bytes()[end] != b'"' {
-            return None;
-        }
-        rest = text[end + 1..].strip_prefix(',')?;
-    }
-    None
-}
-
-/// The decoded `role` of a raw message, if it is an object with a string role.
-fn message_role(message: &str) -> Option<Cow<'_, str>> {
-    if let Some(role) = message.strip_prefix("{\"role\":\"")
-        && let Some(end) = role.find(['"', '\\'])
-        && role.as_bytes()[end] == b'"'
-    {
-        return Some(Cow::Borrowed(&role[..end]));
-    }
-    let found = json_scan::scan(message, &["role"]).ok()?;
-    found.fields[0].and_then(json_text_str)
 }
 
 /// pi 1.6's `projectContextEntry` with an edit: `replacement` null removes the entry's
@@ -877,15 +876,6 @@ mod tests {
                 "{message}"
             );
         }
-        assert_eq!(
-            content_present(r#"{"role":"user","content":"x"}"#),
-            Some(true)
-        );
-        assert_eq!(content_present(r#"{"role":"a\"b","content":"x"}"#), None);
-        assert_eq!(
-            content_present(r#"{"role":"user","x":1,"content":"x"}"#),
-            None
-        );
     }
 
     /// A recorded message span is used only where it still frames pi's `"message":{...}`; any

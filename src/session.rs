@@ -27,11 +27,11 @@ mod queries;
 mod recovery;
 mod types;
 
-pub use branched::BranchedEntries;
 pub use header::Header;
 pub use types::{
-    Durability, Entry, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN, OnConflict, OpaqueRecord,
-    PARENT_LISTED, PARENT_NULL, SessionOptions, Stamp, Stats, TIMESTAMP_LEN, TreeNode,
+    BranchedEntries, Durability, Entry, IndexedEntries, MESSAGE_HEAD_KEYS, NOT_PLAIN, OnConflict,
+    OpaqueRecord, PARENT_LISTED, PARENT_NULL, SessionOptions, Stamp, Stats, TIMESTAMP_LEN,
+    TreeNode,
 };
 
 use header::{log_header, now_ms};

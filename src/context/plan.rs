@@ -1,7 +1,7 @@
 //! The projection as a plan ([`ProjectionPlan`]): pi 1.6's `buildSessionProjection` for a
 //! caller that holds the entries as values already and hands out their own `message` objects.
 
-use super::{IndexedLines, JsonText, PiCompat, assemble, push_array, push_settings};
+use super::{IndexedLines, JsonText, PiCompat, Reads, assemble, push_array, push_settings};
 use crate::error::Result;
 
 /// pi 1.6's `buildSessionProjection` for a caller that already holds the entries as values
@@ -50,13 +50,13 @@ impl ProjectionPlan {
     }
 }
 
-/// pi 1.6's projection of `leaf_seq` as a [`ProjectionPlan`]: only the lines that contribute
-/// messages are read.
+/// pi 1.6's projection of `leaf_seq` as a [`ProjectionPlan`]: only the lines of entries whose
+/// messages are not their own unchanged are read.
 pub(crate) fn projection_plan(
     session: &impl IndexedLines,
     leaf_seq: u64,
 ) -> Result<ProjectionPlan> {
-    let assembled = assemble(session, leaf_seq, PiCompat::Current, false)?;
+    let assembled = assemble(session, leaf_seq, PiCompat::Current, Reads::NotOwn)?;
     let mut start = 0;
     let entries = assembled
         .entries

@@ -15,6 +15,8 @@ use serde_json::value::RawValue;
 pub(crate) use super::fields::{KeyBytes, relink, top_level_fields, with_field};
 pub use super::fields::{json_str, json_text_str, raw_field, trusted_field};
 use super::json_scan;
+pub use super::message::{ROLES, role_code};
+use super::message::{content_kept, message_role_code};
 
 /// The kinds of entry. The numeric codes are stored in index records
 /// (format-spec/index.md) and must never be renumbered. Every line with a string `type` other
@@ -472,6 +474,10 @@ fn classify_fields<'a>(
         .and_then(json_text_str)
         .is_some_and(|mode| mode == "side");
     let assistant = kind == EntryKind::Message && fields.message.is_some_and(is_assistant);
+    let role = match (kind, fields.message) {
+        (EntryKind::Message, Some(message)) => message_role_code(message),
+        _ => 0,
+    };
     Line::Entry(EntryLine {
         kind,
         id: id.filter(|id| !id.is_empty()),
@@ -479,11 +485,12 @@ fn classify_fields<'a>(
         timestamp: fields.timestamp.and_then(json_text_str),
         side,
         assistant,
-        role: match (kind, fields.message) {
-            (EntryKind::Message, Some(message)) => message_role_code(message),
-            _ => 0,
-        },
-        pi_layout: kind == EntryKind::Message && pi_message_layout(text, &fields),
+        role,
+        pi_layout: kind == EntryKind::Message
+            && pi_message_layout(text, &fields)
+            && fields
+                .message
+                .is_some_and(|message| content_kept(role, message)),
         target_id: fields.target_id.and_then(json_text_str),
         label: fields.label.and_then(json_text_str),
         name: fields.name.and_then(json_text_str),
@@ -506,47 +513,6 @@ fn model_key(message: &str) -> Option<Cow<'_, str>> {
 }
 
 /// Where `part`, a slice of `text`, lies in it: (offset, length) in bytes.
-/// The roles a message can have, numbered from 1 by [`role_code`]; 15 is any other string.
-pub const ROLES: [&str; 8] = [
-    "user",
-    "assistant",
-    "toolResult",
-    "system",
-    "custom",
-    "bashExecution",
-    "branchSummary",
-    "compactionSummary",
-];
-
-/// The number of a message role: its place in [`ROLES`] plus one, 15 for another string, 0
-/// for none.
-pub fn role_code(role: Option<&str>) -> u8 {
-    match role {
-        None => 0,
-        Some(role) => ROLES
-            .iter()
-            .position(|known| *known == role)
-            .map_or(15, |at| at as u8 + 1),
-    }
-}
-
-/// The role code of a message payload (valid JSON): its top-level `role`, when a string. pi
-/// writes `role` first, so the common case is read from the first key.
-fn message_role_code(message: &str) -> u8 {
-    if let Some(role) = message.strip_prefix("{\"role\":\"")
-        && let Some(end) = role.find(['"', '\\'])
-        && role.as_bytes()[end] == b'"'
-    {
-        return role_code(Some(&role[..end]));
-    }
-    match json_scan::scan(message, &["role"]) {
-        Ok(found) if found.is_object => {
-            role_code(found.fields[0].and_then(json_text_str).as_deref())
-        }
-        _ => 0,
-    }
-}
-
 /// Whether `raw` (a JSON value) is a timestamp as JavaScript's `toISOString()` writes it, so
 /// that the index's milliseconds give its text back (`format_iso_ms`).
 fn canonical_timestamp(raw: &str) -> bool {
@@ -843,9 +809,37 @@ mod tests {
                 true,
                 4,
             ),
+            // A role read by its value; an escaped one hides where the content stands.
             (
-                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"assist\u0061nt"}}"#,
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"assist\u0061nt","content":[]}}"#,
+                false,
+                2,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[]}}"#,
                 true,
+                3,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"bashExecution","command":"ls"}}"#,
+                true,
+                6,
+            ),
+            // pi's context fills in the missing or null content of these roles: the message is
+            // not the one stored.
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":null}}"#,
+                false,
+                1,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"system"}}"#,
+                false,
+                4,
+            ),
+            (
+                r#"{"type":"message","id":"a1","parentId":"p0","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"assistant","usage":{},"content":[]}}"#,
+                false,
                 2,
             ),
             (
@@ -861,37 +855,37 @@ mod tests {
             // Another order, a space, an extra key, a repeated key, an escaped id, a number
             // parent, a message that is not an object: the keys are not known without a parse.
             (
-                r#"{"id":"a1","type":"message","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"id":"a1","type":"message","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message", "id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"type":"message", "id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"},"x":1}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"},"x":1}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","appendMode":"side","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","appendMode":"side","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"},"message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"},"message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a\u0031","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":7,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":7,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
@@ -902,32 +896,32 @@ mod tests {
             ),
             // A timestamp other than `toISOString()`'s: its text is not known from the index.
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-02-30T00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-02-30T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01t00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01t00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"message","id":"a1","parentId":null,"timestamp":1735689600000,"message":{"role":"user"}}"#,
+                r#"{"type":"message","id":"a1","parentId":null,"timestamp":1735689600000,"message":{"role":"user","content":"x"}}"#,
                 false,
                 1,
             ),
             (
-                r#"{"type":"custom","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user"}}"#,
+                r#"{"type":"custom","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x"}}"#,
                 false,
                 0,
             ),

@@ -9,6 +9,7 @@ pub mod js_sort;
 pub mod json_scan;
 pub(crate) mod json_string;
 pub mod line;
+pub(crate) mod message;
 pub mod page;
 pub mod record;
 pub mod seal;

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
-use super::Session;
+use super::{BranchedEntries, Session};
 use crate::error::{Error, Result};
 use crate::format::fields::with_field;
 use crate::format::ids::entry_id_from_draws;
@@ -17,16 +17,6 @@ use crate::format::line::{self, EntryKind, Line, json_text_str, relink};
 use crate::format::record::{LabelValue, Record};
 use crate::format::write::NewEntry;
 use crate::tree;
-
-/// What a branched session holds besides its header.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BranchedEntries {
-    /// The entry lines, in order, without their `\n`.
-    pub lines: Vec<String>,
-    /// Whether a kept entry is a user or assistant message: pi writes the new file at once
-    /// only then (else with the first such message appended).
-    pub has_conversation: bool,
-}
 
 impl Session {
     /// The entries of a new session holding the path from the root to `leaf_id`

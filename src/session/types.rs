@@ -318,3 +318,13 @@ pub struct Stamp {
     /// characters JSON must escape.
     pub timestamp: String,
 }
+
+/// What a branched session holds besides its header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchedEntries {
+    /// The entry lines, in order, without their `\n`.
+    pub lines: Vec<String>,
+    /// Whether a kept entry is a user or assistant message: pi writes the new file at once
+    /// only then (else with the first such message appended).
+    pub has_conversation: bool,
+}
