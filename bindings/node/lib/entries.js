@@ -35,32 +35,6 @@ class Stamped {
 }
 
 /**
- * A plain entry handed out before its line was read carries the target of its stand-in
- * message as a private field: invisible to every reflection (keys, JSON, spreading), and
- * cheaper to set and to collect than a WeakMap's entry (one per entry of a long path).
- */
-class Unread extends Stamped {
-  #target;
-
-  static mark(entry, target) {
-    new Unread(entry).#target = target;
-  }
-
-  /** The stand-in target of an unread entry; undefined once read (or never marked). */
-  static targetOf(entry) {
-    return #target in entry ? entry.#target : undefined;
-  }
-
-  static has(entry) {
-    return Unread.targetOf(entry) !== undefined;
-  }
-
-  static clear(entry) {
-    entry.#target = undefined;
-  }
-}
-
-/**
  * The message of an unread plain entry is a stand-in: a Proxy over an empty object, its
  * target, which becomes the message itself once the line is read (the line's fields are put
  * on it, in their order, and the entry's `message` is then the target, a plain object that
@@ -249,7 +223,8 @@ class SeqTable {
  * sourceEntry, whose `message` is the projection's message), so pi's callers that compare
  * entries or messages by identity find them. An entry is keyed by its sequence number, its
  * place among the log's lines, which never changes; a plain message entry is handed out whole
- * from the index but for its message, a stand-in until its line is read (Unread, Pending).
+ * from the index but for its message, a stand-in until its line is read (Pending; the
+ * stand-ins' targets are kept by sequence number until then).
  * Beside them, the active path and the entries in file order, kept and caught up with what
  * changed: a repeat call costs a copy of the array, an append or a move of the leaf costs the
  * entries it adds.
@@ -258,6 +233,8 @@ export class EntryCache {
   #native;
   /** Entry values by sequence number: only the entries handed out so far. */
   #bySeq = new SeqTable();
+  /** The stand-in targets of the plain entries handed out before their lines were read. */
+  #unread = new SeqTable();
   #traps = new StandInTraps(this);
   /** Projection plans by leaf (planText). */
   #plans = new Map();
@@ -280,9 +257,8 @@ export class EntryCache {
   /** A plain message entry, handed out before its line is read. */
   #plainEntry(seq, id, parentId, timestamp, role) {
     const target = Pending.make(seq, role, this.#traps);
-    const entry = { type: "message", id, parentId, timestamp, message: Pending.proxy(target) };
-    Unread.mark(entry, target);
-    return entry;
+    this.#unread.set(seq, target);
+    return { type: "message", id, parentId, timestamp, message: Pending.proxy(target) };
   }
 
   /** The role code of the unread entry `seq`, or -1. */
@@ -293,25 +269,23 @@ export class EntryCache {
 
   /** Reads the line of the entry `seq`, if it was not read yet. */
   read(seq) {
-    const entry = this.#bySeq.get(seq);
-    if (entry !== undefined) this.#materialize(entry);
+    this.#materialize(seq);
   }
 
-  /** Reads the line of an unread entry (`values`: its parse, when already at hand). */
-  #materialize(entry, values) {
-    const target = Unread.targetOf(entry);
-    if (target === undefined) return entry;
-    const seq = Pending.seq(target);
+  /** Reads the line of the entry `seq` if unread (`values`: its parse, when already at hand). */
+  #materialize(seq, values) {
+    const target = this.#unread.get(seq);
+    if (target === undefined) return;
     if (values === undefined) {
       this.#readAround(seq);
-      return entry;
+      return;
     }
-    Unread.clear(entry);
+    this.#unread.set(seq, undefined);
     Pending.fill(target, values.message);
     // A message the caller put on the entry stays; the stand-in gives way to its target (not
     // on an entry the caller froze: the stand-in stays, and reads as its target).
+    const entry = this.#bySeq.get(seq);
     if (entry.message === Pending.proxy(target)) Reflect.set(entry, "message", target);
-    return entry;
   }
 
   /**
@@ -327,11 +301,10 @@ export class EntryCache {
     this.#lastRead = seq;
     const seqs = [];
     for (let at = Math.max(0, seq - this.#window / 2); at < seq + this.#window / 2; at++) {
-      const entry = this.#bySeq.get(at);
-      if (entry !== undefined && Unread.has(entry)) seqs.push(at);
+      if (this.#unread.get(at) !== undefined) seqs.push(at);
     }
     const values = this.parse(seqs);
-    for (let i = 0; i < seqs.length; i++) this.#materialize(this.#bySeq.get(seqs[i]), values[i]);
+    for (let i = 0; i < seqs.length; i++) this.#materialize(seqs[i], values[i]);
   }
 
   /**
@@ -373,8 +346,7 @@ export class EntryCache {
 
   /** The stand-in target of the unread entry `seq`, or undefined. */
   #targetOf(seq) {
-    const entry = this.#bySeq.get(seq);
-    return entry === undefined ? undefined : Unread.targetOf(entry);
+    return this.#unread.get(seq);
   }
 
   /** `seq` and the unread entries of its role around it whose targets are not `known` yet. */
@@ -464,10 +436,10 @@ export class EntryCache {
     for (let i = 0; i < missing.length; i++) this.#bySeq.setMissing(missing[i], parsed[i]);
     const entries = this.load(seqs);
     const pending = [];
-    for (let i = 0; i < entries.length; i++) if (Unread.has(entries[i])) pending.push(i);
+    for (let i = 0; i < seqs.length; i++) if (this.#unread.get(seqs[i]) !== undefined) pending.push(seqs[i]);
     if (pending.length > 0) {
-      const values = this.parse(pending.map((i) => seqs[i]));
-      for (let k = 0; k < pending.length; k++) this.#materialize(entries[pending[k]], values[k]);
+      const values = this.parse(pending);
+      for (let k = 0; k < pending.length; k++) this.#materialize(pending[k], values[k]);
     }
     return entries;
   }
