@@ -74,6 +74,16 @@ impl S3Address {
         )
     }
 
+    /// The key of the covering segment holding the bytes `start..end`:
+    /// `KEY.d/seg-{start:020}-{end:020}` (format-spec/object-store.md §6).
+    pub fn covering_key(&self, start: u64, end: u64) -> String {
+        format!(
+            "{}{SEGMENT_PREFIX}{start:0width$}-{end:0width$}",
+            self.segments_folder(),
+            width = OFFSET_DIGITS
+        )
+    }
+
     /// `s3://BUCKET/` + `key`, for messages naming an object.
     pub fn object_url(&self, key: &str) -> String {
         format!("{SCHEME}{}/{key}", self.bucket)
@@ -137,14 +147,21 @@ impl S3Prefix {
     }
 }
 
-/// The start offset a segment's file name (after `KEY.d/`) gives, or `None` when the name is
-/// not one of a segment (exactly `seg-` and 20 decimal digits).
-pub fn segment_start(name: &str) -> Option<u64> {
-    let digits = name.strip_prefix(SEGMENT_PREFIX)?;
-    if digits.len() != OFFSET_DIGITS || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+/// What a segment's file name (after `KEY.d/`) says: its start offset, and for a covering
+/// segment the offset where it ends; `None` when the name is not one of a segment (exactly
+/// `seg-` and 20 decimal digits, optionally `-` and 20 more).
+pub fn segment_name(name: &str) -> Option<(u64, Option<u64>)> {
+    let rest = name.strip_prefix(SEGMENT_PREFIX)?;
+    let offset = |digits: &str| {
+        if digits.len() != OFFSET_DIGITS || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse::<u64>().ok()
+    };
+    match rest.split_once('-') {
+        None => Some((offset(rest)?, None)),
+        Some((start, end)) => Some((offset(start)?, Some(offset(end)?))),
     }
-    digits.parse().ok()
 }
 
 #[cfg(test)]
@@ -160,9 +177,21 @@ mod tests {
             address.segment_key(42),
             "p/s.jsonl.d/seg-00000000000000000042"
         );
-        assert_eq!(segment_start("seg-00000000000000000042"), Some(42));
-        assert_eq!(segment_start("seg-42"), None);
-        assert_eq!(segment_start("seg-0000000000000000004x"), None);
+        assert_eq!(segment_name("seg-00000000000000000042"), Some((42, None)));
+        assert_eq!(segment_name("seg-42"), None);
+        assert_eq!(segment_name("seg-0000000000000000004x"), None);
+        assert_eq!(
+            address.covering_key(0, 42),
+            "p/s.jsonl.d/seg-00000000000000000000-00000000000000000042"
+        );
+        assert_eq!(
+            segment_name("seg-00000000000000000007-00000000000000000042"),
+            Some((7, Some(42)))
+        );
+        assert_eq!(segment_name("seg-00000000000000000007"), Some((7, None)));
+        assert_eq!(segment_name("seg-00000000000000000007-42"), None);
+        assert_eq!(segment_name("seg-00000000000000000007-"), None);
+
         assert!(S3Address::parse("/tmp/x.jsonl").is_none());
         let whole = S3Prefix::parse("s3://b").unwrap().unwrap();
         assert_eq!((whole.bucket.as_str(), whole.prefix.as_str()), ("b", ""));

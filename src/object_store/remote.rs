@@ -236,6 +236,19 @@ impl Remote {
         Ok(bytes.to_vec())
     }
 
+    /// The bytes `range` of the object `key`, or `None` when no object has that key (a
+    /// covered segment deleted by a compaction since it was listed).
+    pub fn get_range_if_exists(&self, key: &str, range: Range<u64>) -> Result<Option<Vec<u8>>> {
+        match self
+            .runtime
+            .block_on(self.store.get_range(&ObjectPath::from(key), range))
+        {
+            Ok(bytes) => Ok(Some(bytes.to_vec())),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(error) => Err(self.error(key, "read the segment", error)),
+        }
+    }
+
     /// The whole object `key`.
     pub fn get(&self, key: &str) -> Result<Vec<u8>> {
         let bytes = self

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
-use super::layout::{Segment, continue_segments, segment_at};
+use super::layout::{Segment, resolve, resolve_folder, segment_at};
 use super::remote::{Created, Remote};
 use crate::storage::{AppendRaced, FileIdentity, LogStorage};
 
@@ -74,7 +74,7 @@ impl SegmentStorage {
     /// object, which is refused rather than read as an empty session.
     pub fn open(remote: Arc<Remote>, address: &S3Address) -> Result<SegmentStorage> {
         let listed = remote.list_segments(address, None)?;
-        let segments = continue_segments(address, 0, listed)?;
+        let segments = resolve_folder(address, listed)?.segments;
         if segments.is_empty() && remote.exists(&address.key)? {
             return Err(ObjectStoreError::Layout {
                 object: address.url(),
@@ -113,40 +113,84 @@ impl SegmentStorage {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Lists the segments after the last one known and adds them; returns the log's end.
+    /// Lists the segments after the last one known and adds them; returns the log's end. When
+    /// a compaction covered known segments, the folder is listed again from the start.
     pub fn refresh(&self) -> Result<u64> {
-        let last = self
-            .state()
-            .segments
-            .last()
-            .map(|s| (s.key.clone(), s.end()));
-        let (after, end) = match &last {
-            Some((key, end)) => (Some(key.as_str()), *end),
-            None => (None, 0),
+        let last = self.state().segments.last().cloned();
+        let listed = self
+            .remote
+            .list_segments(&self.address, last.as_ref().map(|s| s.key.as_str()))?;
+        let Some(new) = resolve(&self.address, last.as_ref(), listed)? else {
+            return self.relist();
         };
-        let listed = self.remote.list_segments(&self.address, after)?;
-        let new = continue_segments(&self.address, end, listed)?;
         let mut state = self.state();
         // Another thread may have added some meanwhile: keep those that still continue it.
         let known_end = state.segments.last().map_or(0, Segment::end);
-        state
-            .segments
-            .extend(new.into_iter().filter(|segment| segment.start >= known_end));
+        state.segments.extend(
+            new.segments
+                .into_iter()
+                .filter(|segment| segment.start >= known_end),
+        );
         Ok(state.segments.last().map_or(0, Segment::end))
     }
 
+    /// Lists the whole folder again and reads the log from the segments found: after a
+    /// compaction, covering segments in place of those known. The log never shrinks: one
+    /// shorter than the bytes known is an error naming the folder.
+    fn relist(&self) -> Result<u64> {
+        let listed = self.remote.list_segments(&self.address, None)?;
+        let segments = resolve_folder(&self.address, listed)?.segments;
+        let end = segments.last().map_or(0, Segment::end);
+        let mut state = self.state();
+        let known_end = state.segments.last().map_or(0, Segment::end);
+        if end < known_end {
+            return Err(ObjectStoreError::Layout {
+                object: self.address.object_url(&self.address.segments_folder()),
+                reason: format!(
+                    "the log's segments end at byte {end}, before the {known_end} bytes read \
+                     earlier: segments were deleted"
+                ),
+            });
+        }
+        // The same offsets hold the same bytes: what was fetched stays valid.
+        state.segments = segments;
+        Ok(end)
+    }
+
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        match self.read_listed(offset, buf)? {
+            Some(count) => Ok(count),
+            None => {
+                // The segment listed is gone: a compaction covered it and deleted it after its
+                // grace period. The covering segment holds the same bytes.
+                self.relist()?;
+                match self.read_listed(offset, buf)? {
+                    Some(count) => Ok(count),
+                    None => Err(ObjectStoreError::Layout {
+                        object: self.address.object_url(&self.address.segments_folder()),
+                        reason: format!(
+                            "the segment holding byte {offset} was deleted while read, and \
+                             again after listing the folder anew"
+                        ),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Reads at `offset` from the segment listed there; `None` when that object is gone.
+    fn read_listed(&self, offset: u64, buf: &mut [u8]) -> Result<Option<usize>> {
         let (segment, in_order) = {
             let state = self.state();
             if let Some(count) = state.copy_kept(offset, buf) {
-                return Ok(count);
+                return Ok(Some(count));
             }
             match segment_at(&state.segments, offset) {
                 Some(index) => (
                     state.segments[index].clone(),
                     state.fetched_end() == Some(offset),
                 ),
-                None => return Ok(0),
+                None => return Ok(Some(0)),
             }
         };
         let ahead = if in_order {
@@ -157,7 +201,12 @@ impl SegmentStorage {
         let wanted = (buf.len() as u64).max(ahead);
         let end = segment.end().min(offset.saturating_add(wanted));
         let range = (offset - segment.start)..(end - segment.start);
-        let bytes = self.remote.get_range(&segment.key, range.clone())?;
+        let Some(bytes) = self
+            .remote
+            .get_range_if_exists(&segment.key, range.clone())?
+        else {
+            return Ok(None);
+        };
         if bytes.len() as u64 != range.end - range.start {
             return Err(ObjectStoreError::Layout {
                 object: self.address.object_url(&segment.key),
@@ -177,7 +226,7 @@ impl SegmentStorage {
             state.fetched.remove(0);
         }
         state.fetched.push((offset, Arc::new(bytes)));
-        Ok(count)
+        Ok(Some(count))
     }
 
     fn append_segment(&self, bytes: &[u8]) -> Result<std::result::Result<u64, AppendRaced>> {
@@ -218,9 +267,10 @@ impl LogStorage for SegmentStorage {
         &self.path
     }
 
-    /// `device`: the store, bucket and key; `inode`: the first segment (a log deleted and
-    /// written again is another file); `changed_ns`: how many segments hold the bytes (a
-    /// compaction changes it, never the bytes); `modified_ns` 0: segments are immutable.
+    /// `device`: the store, bucket and key; `inode`: the first segment and the covering
+    /// segments read (a log deleted and written again, or compacted, is another file: a full
+    /// check); `changed_ns`: how many segments are read; `modified_ns` 0: segments are
+    /// immutable.
     fn identity(&self) -> io::Result<FileIdentity> {
         let len_bytes = self.refresh().map_err(ObjectStoreError::into_io)?;
         let state = self.state();
@@ -239,7 +289,18 @@ impl LogStorage for SegmentStorage {
             self.address.key.as_bytes(),
         ]);
         let inode = match state.segments.first() {
-            Some(first) => hash(&[first.key.as_bytes(), &first.len.to_le_bytes()]),
+            Some(first) => {
+                let first_len = first.len.to_le_bytes();
+                let mut parts: Vec<&[u8]> = vec![first.key.as_bytes(), &first_len];
+                parts.extend(
+                    state
+                        .segments
+                        .iter()
+                        .filter(|segment| segment.is_covering())
+                        .map(|segment| segment.key.as_bytes()),
+                );
+                hash(&parts)
+            }
             None => 0,
         };
         Ok(FileIdentity {
