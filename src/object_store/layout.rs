@@ -162,6 +162,26 @@ pub fn resolve_folder(address: &S3Address, listed: Vec<Listed>) -> Result<Resolv
     Ok(resolve(address, None, listed)?.unwrap_or_default())
 }
 
+/// The objects directly inside `covering` (in none of the others inside it), in order, when
+/// they tile its bytes exactly; `None` when some were deleted (or `covering` covers nothing
+/// listed). `covered` is [`Resolved::covered`].
+pub fn tiling<'a>(covering: &Segment, covered: &'a [Segment]) -> Option<Vec<&'a Segment>> {
+    let mut end = covering.start;
+    let mut tiles = Vec::new();
+    for object in covered
+        .iter()
+        .filter(|o| o.start >= covering.start && o.end() <= covering.end())
+    {
+        if object.start == end {
+            end = object.end();
+            tiles.push(object);
+        } else if object.start > end {
+            return None;
+        }
+    }
+    (end == covering.end() && !tiles.is_empty()).then_some(tiles)
+}
+
 /// `object` as a segment, if its name is one's and its size fits its name.
 fn checked_object(address: &S3Address, object: Listed) -> Result<Segment> {
     let folder = address.segments_folder();

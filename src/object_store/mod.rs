@@ -2,7 +2,8 @@
 //! format-spec/object-store.md is normative).
 //!
 //! A log named `s3://BUCKET/KEY` is the concatenation, in order, of the segment objects
-//! `KEY.d/seg-{start:020}`: immutable, each starting where the one before ends, together byte
+//! `KEY.d/seg-{start:020}` (or covering segments `seg-{start:020}-{end:020}` that a compaction
+//! wrote in place of several): immutable, each starting where the one before ends, together byte
 //! for byte the JSONL file pi would read. An append creates the next segment with a conditional
 //! create (`If-None-Match: *`), so two writers never both extend the same prefix; the loser
 //! wrote nothing, and the engine catches up and applies its conflict rule as for a local file.
@@ -11,15 +12,19 @@
 //!
 //! - `address.rs`: `s3://` addresses and the names of segment objects.
 //! - `error.rs`: [`ObjectStoreError`], each variant naming the object and the store's answer.
-//! - `layout.rs`: a listing checked into the contiguous segments of a log (pure).
+//! - `layout.rs`: a listing checked into the contiguous segments of a log and the objects
+//!   covering segments cover (pure).
 //! - `remote.rs`: the store's client on a current-thread tokio runtime, with blocking calls.
 //! - `storage.rs`: [`SegmentStorage`], the engine's `LogStorage` over the segments.
 //! - `transfer.rs`: opening a session with its cached index, `push` and `pull`.
+//! - `compact.rs`: [`compact`], runs of small segments merged into covering segments, the
+//!   covered ones deleted after a grace period.
 //! - `check.rs`: `verify` of a log on a store: its segments, its bytes, its cached index.
 //! - `listing.rs`: the sessions under an `s3://BUCKET/PREFIX/`, found and described for `list`.
 
 mod address;
 mod check;
+mod compact;
 mod error;
 mod layout;
 mod listing;
@@ -29,6 +34,10 @@ mod transfer;
 
 pub use address::{S3Address, S3Prefix, SCHEME, SEGMENT_PREFIX};
 pub use check::verify;
+pub use compact::{
+    COVERING_MAX_BYTES, CompactOptions, Compacted, Covering, DEFAULT_GRACE, RUN_SEGMENTS_MIN,
+    SMALL_SEGMENT_BYTES, compact,
+};
 pub use error::{ObjectStoreError, Result};
 pub use layout::Segment;
 pub use listing::{OPENED_AT_ONCE, describe_sessions, session_addresses};

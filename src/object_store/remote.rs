@@ -80,6 +80,12 @@ impl StoreConfig {
     }
 }
 
+/// The store and bucket of `address`, with the settings from the environment.
+pub(super) fn connect(address: &S3Address) -> Result<Arc<Remote>> {
+    let config = StoreConfig::from_env()?;
+    Ok(Arc::new(Remote::connect(&config, &address.bucket)?))
+}
+
 /// A connection to one bucket, with the runtime its requests run on.
 pub struct Remote {
     config: StoreConfig,

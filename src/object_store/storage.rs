@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
-use super::layout::{Segment, resolve, resolve_folder, segment_at};
+use super::layout::{Resolved, Segment, resolve, resolve_folder, segment_at};
 use super::remote::{Created, Remote};
 use crate::storage::{AppendRaced, FileIdentity, LogStorage};
 
@@ -36,6 +36,9 @@ pub struct SegmentStorage {
 struct State {
     /// Contiguous from byte 0: the log is their concatenation.
     segments: Vec<Segment>,
+    /// The objects inside covering segments, as listed from the start (at open, or after a
+    /// compaction was found): not read.
+    covered: Vec<Segment>,
     /// The bytes of the last [`FETCHES_KEPT`] fetches, each with the offset of its first byte,
     /// the latest last.
     fetched: Vec<(u64, Arc<Vec<u8>>)>,
@@ -74,7 +77,7 @@ impl SegmentStorage {
     /// object, which is refused rather than read as an empty session.
     pub fn open(remote: Arc<Remote>, address: &S3Address) -> Result<SegmentStorage> {
         let listed = remote.list_segments(address, None)?;
-        let segments = resolve_folder(address, listed)?.segments;
+        let Resolved { segments, covered } = resolve_folder(address, listed)?;
         if segments.is_empty() && remote.exists(&address.key)? {
             return Err(ObjectStoreError::Layout {
                 object: address.url(),
@@ -92,6 +95,7 @@ impl SegmentStorage {
             remote,
             state: Mutex::new(State {
                 segments,
+                covered,
                 fetched: Vec::new(),
             }),
         })
@@ -104,6 +108,12 @@ impl SegmentStorage {
     /// The segments known, as last listed.
     pub fn segments(&self) -> Vec<Segment> {
         self.state().segments.clone()
+    }
+
+    /// The objects inside the covering segments known, as listed from the start (at open, or
+    /// when a compaction was found): a reader does not read them.
+    pub fn covered(&self) -> Vec<Segment> {
+        self.state().covered.clone()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -139,7 +149,7 @@ impl SegmentStorage {
     /// shorter than the bytes known is an error naming the folder.
     fn relist(&self) -> Result<u64> {
         let listed = self.remote.list_segments(&self.address, None)?;
-        let segments = resolve_folder(&self.address, listed)?.segments;
+        let Resolved { segments, covered } = resolve_folder(&self.address, listed)?;
         let end = segments.last().map_or(0, Segment::end);
         let mut state = self.state();
         let known_end = state.segments.last().map_or(0, Segment::end);
@@ -154,6 +164,7 @@ impl SegmentStorage {
         }
         // The same offsets hold the same bytes: what was fetched stays valid.
         state.segments = segments;
+        state.covered = covered;
         Ok(end)
     }
 

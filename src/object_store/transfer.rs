@@ -4,12 +4,11 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
 use super::layout::Segment;
-use super::remote::{Created, Remote, StoreConfig};
+use super::remote::{Created, Remote, StoreConfig, connect};
 use super::storage::SegmentStorage;
 use crate::{Session, SessionOptions};
 
@@ -58,12 +57,6 @@ pub fn sidecar_in_cache(dir: &Path, config: &StoreConfig, address: &S3Address) -
     dir.join(format!("{file_name}-{key}{}", crate::SIDECAR_SUFFIX))
 }
 
-/// The store and bucket of `address`, with the settings from the environment.
-fn connect(address: &S3Address) -> Result<Arc<Remote>> {
-    let config = StoreConfig::from_env()?;
-    Ok(Arc::new(Remote::connect(&config, &address.bucket)?))
-}
-
 /// Opens the session at `address` (an empty one when it has no segment yet: its first append
 /// writes the first). With `options.use_index`, the index is the sidecar in
 /// `options.index_dir` (else [`default_cache_dir`]), checked against the log's bytes on open
@@ -95,13 +88,15 @@ pub(super) fn open_storage(
 }
 
 /// The segments of the log at `address`, listed and checked (contiguous from byte 0, nothing
-/// but segments), each read whole to check that it holds the bytes listed; returns them with
-/// the blake3 of the log.
+/// but segments), each read whole to check that it holds the bytes listed, and each covering
+/// segment compared with the segments it covers while they are all still there; returns the
+/// segments read with the blake3 of the log.
 pub fn verify_layout(address: &S3Address) -> Result<(Vec<Segment>, String)> {
     let remote = connect(address)?;
     let storage = SegmentStorage::open(remote.clone(), address)?;
     let segments = storage.segments();
-    let (_, hash) = read_all(&remote, address, &segments)?;
+    let (bytes, hash) = read_all(&remote, address, &segments)?;
+    check_coverings(&remote, &storage, &bytes)?;
     Ok((segments, hash))
 }
 
@@ -109,7 +104,20 @@ pub fn verify_layout(address: &S3Address) -> Result<(Vec<Segment>, String)> {
 pub(super) fn verify_layout_bytes(address: &S3Address) -> Result<(Vec<u8>, String)> {
     let remote = connect(address)?;
     let storage = SegmentStorage::open(remote.clone(), address)?;
-    read_all(&remote, address, &storage.segments())
+    let (bytes, hash) = read_all(&remote, address, &storage.segments())?;
+    check_coverings(&remote, &storage, &bytes)?;
+    Ok((bytes, hash))
+}
+
+/// Compares each covering segment of `storage` (the log's `bytes`) with the segments it covers
+/// that are still listed, when they tile it.
+fn check_coverings(remote: &Remote, storage: &SegmentStorage, bytes: &[u8]) -> Result<()> {
+    let covered = storage.covered();
+    for covering in storage.segments().iter().filter(|s| s.is_covering()) {
+        let held = &bytes[covering.start as usize..covering.end() as usize];
+        super::compact::check_covering(remote, storage.address(), covering, held, &covered)?;
+    }
+    Ok(())
 }
 
 /// Reads every segment whole, checking each holds the bytes listed; returns the log's bytes

@@ -17,8 +17,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
-    append, bench, completions, context, demo, export, generate, info, list, man, openclaw, path,
-    push_pull, reindex, repair, search, tree, verify,
+    append, bench, compact, completions, context, demo, export, generate, info, list, man,
+    openclaw, path, push_pull, reindex, repair, search, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -58,6 +58,7 @@ enum Command {
     Openclaw(openclaw::Args),
     Push(push_pull::PushArgs),
     Pull(push_pull::PullArgs),
+    Compact(compact::Args),
     #[command(hide = true)]
     BenchProbe(bench::ProbeArgs),
 }
@@ -100,6 +101,7 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Openclaw(args) => openclaw::run(args, out),
         Command::Push(args) => push_pull::run_push(args, out),
         Command::Pull(args) => push_pull::run_pull(args, out),
+        Command::Compact(args) => compact::run(args, out),
         Command::BenchProbe(args) => bench::run_probe(args, out),
     }
 }

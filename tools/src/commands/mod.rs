@@ -3,6 +3,7 @@
 
 pub mod append;
 pub mod bench;
+pub mod compact;
 pub mod completions;
 pub mod context;
 pub mod demo;

@@ -13,12 +13,13 @@ use treelog::{Session, SessionOptions};
 use crate::exit::CliError;
 use crate::out::Out;
 
-/// Settings of the object store, shown in the help of push and pull.
-const STORE_HELP: &str = "\
+/// Settings of the object store, shown in the help of push, pull and compact.
+pub const STORE_HELP: &str = "\
 The object store is named by the environment: AWS_ENDPOINT_URL (e.g. http://127.0.0.1:8333),
 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (unsigned requests without them), AWS_REGION
 (default us-east-1), AWS_ALLOW_HTTP=true for a plain-http endpoint. A log s3://BUCKET/KEY is
-stored as the segment objects KEY.d/seg-{start offset, 20 digits} (format-spec/object-store.md);
+stored as the segment objects KEY.d/seg-{start offset, 20 digits}, or covering segments
+KEY.d/seg-{start}-{end} written by `treelog compact` (format-spec/object-store.md);
 the commands that read a session (context, path, tree, info, export), append and verify accept
 s3:// addresses too, keeping the index in a local cache (--index-dir, else
 $XDG_CACHE_HOME/treelog).";
@@ -95,7 +96,7 @@ pub fn address_of(path: &Path) -> Option<Result<S3Address, CliError>> {
     Some(parsed.map_err(cli_error))
 }
 
-fn parse_required(text: &str) -> Result<S3Address, CliError> {
+pub fn parse_required(text: &str) -> Result<S3Address, CliError> {
     match S3Address::parse(text) {
         Some(parsed) => parsed.map_err(cli_error),
         None => Err(CliError::input(

@@ -1,0 +1,374 @@
+//! Compaction of a log on an object store (format-spec/object-store.md §6): runs of small
+//! segments merged into covering segments `KEY.d/seg-{start:020}-{end:020}` holding their
+//! concatenation, the log's bytes unchanged; the covered segments deleted once a grace period
+//! has passed since the covering segment was written.
+//!
+//! A pass lists the folder, writes a covering segment for each run (read, hashed, created with
+//! a conditional create, read back and hashed again), lists the folder again, and deletes the
+//! objects inside each covering segment older than the grace period, after checking that the
+//! covering segment holds their bytes. It never covers the last segment, so it never moves
+//! the end an append is named by.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::address::S3Address;
+use super::error::{ObjectStoreError, Result};
+use super::layout::{Resolved, Segment, resolve_folder, tiling};
+use super::remote::{Created, Remote, connect};
+
+/// A plain segment smaller than this is small: compaction merges it with its neighbours.
+pub const SMALL_SEGMENT_BYTES: u64 = 1 << 20;
+
+/// The largest covering segment a compaction writes.
+pub const COVERING_MAX_BYTES: u64 = 8 << 20;
+
+/// The fewest segments a covering segment replaces: fewer would save no request.
+pub const RUN_SEGMENTS_MIN: usize = 2;
+
+/// The grace period `treelog compact` waits by default before it deletes covered segments.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
+
+/// How a compaction runs.
+#[derive(Clone, Debug)]
+pub struct CompactOptions {
+    /// How long after a covering segment was written the segments it covers are deleted
+    /// (measured from its Last-Modified as listed, against this machine's clock).
+    pub grace: Duration,
+}
+
+impl Default for CompactOptions {
+    fn default() -> Self {
+        CompactOptions {
+            grace: DEFAULT_GRACE,
+        }
+    }
+}
+
+/// A covering segment a compaction wrote (or found already written with the same bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Covering {
+    /// `s3://BUCKET/KEY.d/seg-{start:020}-{end:020}`.
+    pub object: String,
+    pub start: u64,
+    pub end: u64,
+    /// The segments it replaces for a reader.
+    pub segments: usize,
+    /// blake3 of its bytes: the concatenation of the segments it covers.
+    pub blake3: String,
+    /// Whether this pass created it (`false`: another compaction had, with the same bytes).
+    pub created: bool,
+}
+
+/// What a compaction pass did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Compacted {
+    /// The log's length: the same before and after.
+    pub len_bytes: u64,
+    /// The segments a reader reads, before and after the pass.
+    pub segments_before: usize,
+    pub segments_after: usize,
+    pub written: Vec<Covering>,
+    /// Covered objects deleted, their grace period over.
+    pub deleted: usize,
+    /// Covered objects kept until their grace period is over.
+    pub waiting: usize,
+}
+
+/// One compaction pass over the log at `address` (see the module's documentation). The log
+/// reads the same, byte for byte, before, during and after it, and after a crash at any point.
+/// An error names the object and what the store answered, or what is wrong with it (a covering
+/// segment whose bytes differ from those it covers is refused, and nothing it covers is
+/// deleted).
+pub fn compact(address: &S3Address, options: &CompactOptions) -> Result<Compacted> {
+    let remote = connect(address)?;
+    let before = list(&remote, address)?;
+    let len_bytes = before.segments.last().map_or(0, Segment::end);
+    let mut written = Vec::new();
+    for run in runs(&before.segments) {
+        match write_covering(&remote, address, &run) {
+            Ok(covering) => written.push(covering),
+            Err(error) => {
+                undo(&remote, &written);
+                return Err(error);
+            }
+        }
+    }
+    // A concurrent compaction that chose other runs (other thresholds) would cross this one:
+    // readers refuse that, so this pass takes back what it wrote.
+    let after = match list(&remote, address) {
+        Ok(after) => after,
+        Err(error) => {
+            undo(&remote, &written);
+            return Err(error);
+        }
+    };
+    let end = after.segments.last().map_or(0, Segment::end);
+    if end < len_bytes {
+        return Err(ObjectStoreError::Layout {
+            object: address.object_url(&address.segments_folder()),
+            reason: format!(
+                "the log's segments end at byte {end} after the compaction, {len_bytes} before: \
+                 segments were deleted by another program"
+            ),
+        });
+    }
+    let (deleted, waiting) = delete_covered(&remote, address, &after, options.grace)?;
+    Ok(Compacted {
+        len_bytes,
+        segments_before: before.segments.len(),
+        segments_after: after.segments.len(),
+        written,
+        deleted,
+        waiting,
+    })
+}
+
+fn list(remote: &Remote, address: &S3Address) -> Result<Resolved> {
+    resolve_folder(address, remote.list_segments(address, None)?)
+}
+
+/// Deletes the covering segments this pass created, after an error (no grace period: a reader
+/// that listed one reads the same bytes from the segments it covers, which are all there).
+fn undo(remote: &Remote, written: &[Covering]) {
+    for covering in written.iter().filter(|covering| covering.created) {
+        let key = covering
+            .object
+            .strip_prefix(super::address::SCHEME)
+            .and_then(|rest| rest.split_once('/'))
+            .map_or(covering.object.as_str(), |(_, key)| key);
+        let _ = remote.delete(key);
+    }
+}
+
+/// The runs of segments a compaction merges, in order: consecutive segments read, each small
+/// (a plain segment under [`SMALL_SEGMENT_BYTES`]) or covering, together at most
+/// [`COVERING_MAX_BYTES`], never the last segment of the log, at least [`RUN_SEGMENTS_MIN`] of
+/// them. A run is taken as long as it fits, from the first segment on, so that two compactions
+/// of one log choose runs that nest or follow each other (format-spec/object-store.md §6).
+pub fn runs(segments: &[Segment]) -> Vec<Vec<Segment>> {
+    let mut runs = Vec::new();
+    let mut run: Vec<Segment> = Vec::new();
+    let mut run_bytes = 0;
+    let mut close = |run: &mut Vec<Segment>, run_bytes: &mut u64| {
+        if run.len() >= RUN_SEGMENTS_MIN {
+            runs.push(std::mem::take(run));
+        }
+        run.clear();
+        *run_bytes = 0;
+    };
+    let candidates = &segments[..segments.len().saturating_sub(1)];
+    for segment in candidates {
+        if !(segment.is_covering() || segment.len < SMALL_SEGMENT_BYTES) {
+            close(&mut run, &mut run_bytes);
+            continue;
+        }
+        if run_bytes + segment.len > COVERING_MAX_BYTES {
+            close(&mut run, &mut run_bytes);
+        }
+        run_bytes += segment.len;
+        run.push(segment.clone());
+    }
+    close(&mut run, &mut run_bytes);
+    runs
+}
+
+/// Reads `run`, creates the covering segment of its bytes unless one exists, and reads it back:
+/// its blake3 must be the concatenation's.
+fn write_covering(remote: &Remote, address: &S3Address, run: &[Segment]) -> Result<Covering> {
+    let start = run.first().map_or(0, |s| s.start);
+    let end = run.last().map_or(0, Segment::end);
+    let mut bytes = Vec::with_capacity((end - start) as usize);
+    for segment in run {
+        bytes.extend_from_slice(&read_whole(remote, address, segment)?);
+    }
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let key = address.covering_key(start, end);
+    let object = address.object_url(&key);
+    let created = match remote.create(&key, &bytes)? {
+        Created::Written { .. } => true,
+        Created::Exists => false,
+    };
+    let back = remote.get(&key)?;
+    let back_hash = blake3::hash(&back).to_hex().to_string();
+    if back_hash != hash {
+        return Err(ObjectStoreError::Layout {
+            object,
+            reason: format!(
+                "covering segment {}: blake3 {back_hash} ({} bytes), the segments it covers \
+                 {hash} ({} bytes); nothing was deleted",
+                if created {
+                    "read back other bytes than written"
+                } else {
+                    "already there, with other bytes than the segments it covers"
+                },
+                back.len(),
+                bytes.len()
+            ),
+        });
+    }
+    Ok(Covering {
+        object,
+        start,
+        end,
+        segments: run.len(),
+        blake3: hash,
+        created,
+    })
+}
+
+/// The whole segment, which must hold the bytes listed.
+fn read_whole(remote: &Remote, address: &S3Address, segment: &Segment) -> Result<Vec<u8>> {
+    let bytes = remote.get(&segment.key)?;
+    if bytes.len() as u64 != segment.len {
+        return Err(ObjectStoreError::Layout {
+            object: address.object_url(&segment.key),
+            reason: format!(
+                "the segment holds {} bytes but was listed with {}: it was replaced while read",
+                bytes.len(),
+                segment.len
+            ),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Checks that `covering` (whose bytes are `bytes`) holds the bytes of the objects it covers,
+/// when those still tile it; `Ok(false)` when they do not (some were deleted) and nothing was
+/// compared.
+pub(super) fn check_covering(
+    remote: &Remote,
+    address: &S3Address,
+    covering: &Segment,
+    bytes: &[u8],
+    covered: &[Segment],
+) -> Result<bool> {
+    let Some(tiles) = tiling(covering, covered) else {
+        return Ok(false);
+    };
+    let mut hasher = blake3::Hasher::new();
+    for tile in &tiles {
+        match remote.get_range_if_exists(&tile.key, 0..tile.len)? {
+            Some(part) if part.len() as u64 == tile.len => {
+                hasher.update(&part);
+            }
+            // Deleted (or replaced) since listed: another compaction's deletion.
+            _ => return Ok(false),
+        }
+    }
+    let theirs = hasher.finalize().to_hex().to_string();
+    let ours = blake3::hash(bytes).to_hex().to_string();
+    if theirs != ours {
+        return Err(ObjectStoreError::Layout {
+            object: address.object_url(&covering.key),
+            reason: format!(
+                "the covering segment's bytes differ from those of the {} segment(s) it covers \
+                 ({} .. {}): blake3 {ours} against {theirs}; it was damaged or written by \
+                 another program, and a reader reads it",
+                tiles.len(),
+                address.object_url(&tiles[0].key),
+                address.object_url(&tiles[tiles.len() - 1].key)
+            ),
+        });
+    }
+    Ok(true)
+}
+
+/// Deletes the objects inside each covering segment read whose grace period is over, after
+/// checking that it holds their bytes (while they still tile it); returns the objects deleted
+/// and those kept for their grace period.
+fn delete_covered(
+    remote: &Remote,
+    address: &S3Address,
+    resolved: &Resolved,
+    grace: Duration,
+) -> Result<(usize, usize)> {
+    let now_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        });
+    let grace_ns = i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX);
+    let (mut deleted, mut waiting) = (0, 0);
+    for covering in resolved.segments.iter().filter(|s| s.is_covering()) {
+        let inside: Vec<&Segment> = resolved
+            .covered
+            .iter()
+            .filter(|o| o.start >= covering.start && o.end() <= covering.end())
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        if covering.modified_ns.saturating_add(grace_ns) > now_ns {
+            waiting += inside.len();
+            continue;
+        }
+        let bytes = read_whole(remote, address, covering)?;
+        check_covering(remote, address, covering, &bytes, &resolved.covered)?;
+        // In key order: a pass stopped half-way leaves objects that still nest.
+        for object in inside {
+            remote.delete(&object.key)?;
+            deleted += 1;
+        }
+    }
+    Ok((deleted, waiting))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segment(address: &S3Address, start: u64, len: u64, covering: bool) -> Segment {
+        Segment {
+            key: if covering {
+                address.covering_key(start, start + len)
+            } else {
+                address.segment_key(start)
+            },
+            start,
+            len,
+            e_tag: None,
+            modified_ns: 0,
+        }
+    }
+
+    #[test]
+    fn runs_of_small_segments() {
+        let address = S3Address::parse("s3://b/s.jsonl").unwrap().unwrap();
+        let small = SMALL_SEGMENT_BYTES - 1;
+        let big = SMALL_SEGMENT_BYTES;
+        let mut at = 0;
+        let mut next = |len: u64, covering: bool| {
+            let s = segment(&address, at, len, covering);
+            at += len;
+            s
+        };
+        let segments = vec![
+            next(small, false),
+            next(small, false),
+            next(big, false),
+            next(small, false),
+            next(6 * SMALL_SEGMENT_BYTES, true),
+            next(small, false),
+            next(small, false),
+            next(small, false),
+            next(small, false),
+        ];
+        let starts = |runs: Vec<Vec<Segment>>| -> Vec<Vec<u64>> {
+            runs.into_iter()
+                .map(|run| run.iter().map(|s| s.start).collect())
+                .collect()
+        };
+        let found = starts(runs(&segments));
+        // The big segment breaks a run; 8 MiB ends one; the last segment is never covered.
+        assert_eq!(
+            found,
+            [
+                vec![segments[0].start, segments[1].start],
+                vec![segments[3].start, segments[4].start, segments[5].start],
+                vec![segments[6].start, segments[7].start],
+            ]
+        );
+        assert!(runs(&segments[..1]).is_empty());
+        assert!(runs(&[]).is_empty());
+    }
+}

@@ -1,0 +1,84 @@
+//! `treelog compact s3://BUCKET/KEY`: one compaction pass over a log on an object store
+//! (format-spec/object-store.md §6): runs of small segments merged into covering segments, the
+//! log's bytes unchanged, the covered segments deleted once their grace period is over.
+
+use std::time::Duration;
+
+use serde_json::json;
+use treelog::object_store::{CompactOptions, Compacted, DEFAULT_GRACE};
+
+use crate::commands::push_pull::{STORE_HELP, cli_error, parse_required};
+use crate::exit::CliError;
+use crate::out::Out;
+
+/// Merge a log's small segments on an object store into larger ones, bytes unchanged.
+///
+/// Runs of consecutive segments under 1 MiB (and covering segments written before) are each
+/// read, hashed with blake3 and written as one covering segment KEY.d/seg-START-END of at most
+/// 8 MiB, with a conditional create, then read back and hashed again; the last segment is never
+/// covered, so appends go on meanwhile. Readers read a covering segment instead of the segments
+/// it covers as soon as it exists. The covered segments are deleted once the covering segment
+/// is older than the grace period, after comparing their bytes with it again; until then they
+/// stay, so that a reader that listed them before still reads them. Run it periodically (e.g.
+/// hourly, from cron, over every log): each pass deletes what an earlier one left for later.
+#[derive(clap::Args, Debug)]
+#[command(after_help = STORE_HELP)]
+pub struct Args {
+    /// The log on the store: s3://BUCKET/KEY.
+    pub address: String,
+    /// Seconds a covering segment must be old before the segments it covers are deleted.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_GRACE.as_secs())]
+    pub grace: u64,
+    /// Print one JSON object instead of a line of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    let address = parse_required(&args.address)?;
+    let options = CompactOptions {
+        grace: Duration::from_secs(args.grace),
+    };
+    let compacted = treelog::object_store::compact(&address, &options).map_err(cli_error)?;
+    if args.json {
+        let written: Vec<_> = compacted
+            .written
+            .iter()
+            .map(|covering| {
+                json!({
+                    "object": covering.object,
+                    "start": covering.start,
+                    "end": covering.end,
+                    "segments": covering.segments,
+                    "blake3": covering.blake3,
+                    "created": covering.created,
+                })
+            })
+            .collect();
+        let line = json!({
+            "log": address.url(),
+            "len_bytes": compacted.len_bytes,
+            "segments_before": compacted.segments_before,
+            "segments_after": compacted.segments_after,
+            "written": written,
+            "deleted": compacted.deleted,
+            "waiting": compacted.waiting,
+            "grace_seconds": args.grace,
+        });
+        return out.line(&line.to_string());
+    }
+    out.line(&summary(&address.url(), &compacted, args.grace))
+}
+
+fn summary(log: &str, compacted: &Compacted, grace: u64) -> String {
+    let created = compacted.written.iter().filter(|c| c.created).count();
+    format!(
+        "{log}: {} bytes in {} segment(s), {} before; {created} covering segment(s) written; \
+         {} covered segment(s) deleted, {} kept until their grace period of {grace} s is over",
+        compacted.len_bytes,
+        compacted.segments_after,
+        compacted.segments_before,
+        compacted.deleted,
+        compacted.waiting,
+    )
+}
