@@ -509,3 +509,369 @@ fn a_lost_create_is_the_engines_conflict_and_nothing_is_lost() {
         assert_eq!(storage.segments().len(), 3, "push, theirs, mine");
     }
 }
+
+/// Compaction (format-spec/object-store.md §6): covering segments written in place of runs of
+/// small ones, read as the same log by every reader, during and after.
+mod compaction {
+    use super::*;
+    use std::time::Duration;
+    use treelog::object_store::{CompactOptions, Compacted, compact, verify_layout};
+
+    fn options(grace_seconds: u64) -> CompactOptions {
+        CompactOptions {
+            grace: Duration::from_secs(grace_seconds),
+        }
+    }
+
+    /// The local log `file` stored at `address` as one segment per `lines` lines (as that many
+    /// appends leave it); returns the segments' keys.
+    fn store_in_pieces(file: &Path, address: &S3Address, lines: usize) -> Vec<String> {
+        let remote = remote();
+        let bytes = std::fs::read(file).unwrap();
+        let mut keys = Vec::new();
+        let mut start = 0;
+        for chunk in bytes
+            .split_inclusive(|&b| b == b'\n')
+            .collect::<Vec<_>>()
+            .chunks(lines)
+        {
+            let piece: Vec<u8> = chunk.concat();
+            let key = address.segment_key(start);
+            remote.create(&key, &piece).unwrap();
+            start += piece.len() as u64;
+            keys.push(key);
+        }
+        keys
+    }
+
+    fn blake3_of(file: &Path) -> String {
+        blake3::hash(&std::fs::read(file).unwrap())
+            .to_hex()
+            .to_string()
+    }
+
+    fn no_index() -> SessionOptions {
+        SessionOptions {
+            use_index: false,
+            ..SessionOptions::default()
+        }
+    }
+
+    /// The log at `address` reads as `file`: the same bytes (listed, read whole, pulled) and
+    /// the same answers, replayed and through a fresh cache.
+    fn assert_reads_as(address: &S3Address, file: &Path, what: &str) {
+        let (_, hash) = verify_layout(address).unwrap();
+        assert_eq!(hash, blake3_of(file), "{what}: blake3");
+        let expected = common::replay(file);
+        let replayed = open_session(address, no_index()).unwrap();
+        assert_same(
+            &common::answers(&replayed).unwrap(),
+            &expected,
+            &format!("{what}, replayed"),
+        );
+        let cache = tempfile::tempdir().unwrap();
+        let cold = open_session(address, cached(cache.path())).unwrap();
+        assert_same(
+            &common::answers(&cold).unwrap(),
+            &expected,
+            &format!("{what}, cold with a cache"),
+        );
+        let out = cache.path().join("pulled.jsonl");
+        pull(address, &out, false).unwrap();
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(file).unwrap(),
+            "{what}: pulled"
+        );
+    }
+
+    #[test]
+    fn compaction_keeps_every_byte_and_answer() {
+        if !store_ready("compaction_keeps_every_byte_and_answer") {
+            return;
+        }
+        let local = data("pi16-sample-300.jsonl");
+        let address = fresh_address("compacted.jsonl");
+        let pieces = store_in_pieces(&local, &address, 7);
+        assert!(pieces.len() > 10);
+        assert_reads_as(&address, &local, "before");
+        // The covering segment is written; the covered ones wait for their grace period.
+        let first = compact(&address, &options(3600)).unwrap();
+        assert_eq!(first.segments_before, pieces.len());
+        assert_eq!(first.segments_after, 2, "{first:?}");
+        assert_eq!(first.written.len(), 1);
+        assert!(first.written[0].created);
+        assert_eq!(first.written[0].segments, pieces.len() - 1);
+        assert_eq!((first.deleted, first.waiting), (0, pieces.len() - 1));
+        assert_eq!(first.len_bytes, std::fs::metadata(&local).unwrap().len());
+        assert_reads_as(&address, &local, "compacted, covered segments kept");
+        // A second pass with no grace period deletes them: nothing else changes.
+        let second = compact(&address, &options(0)).unwrap();
+        assert_eq!(second.written, vec![]);
+        assert_eq!((second.deleted, second.waiting), (pieces.len() - 1, 0));
+        let storage = SegmentStorage::open(remote(), &address).unwrap();
+        assert_eq!(storage.segments().len(), 2);
+        assert!(storage.covered().is_empty());
+        assert_reads_as(&address, &local, "compacted, covered segments deleted");
+        // Nothing left to do.
+        let third = compact(&address, &options(0)).unwrap();
+        assert_eq!(
+            (third.written.len(), third.deleted, third.segments_after),
+            (0, 0, 2)
+        );
+    }
+
+    #[test]
+    fn a_reader_that_listed_before_the_compaction_reads_the_same_log() {
+        if !store_ready("a_reader_that_listed_before_the_compaction_reads_the_same_log") {
+            return;
+        }
+        let local = data("pi16-sample-300.jsonl");
+        let bytes = std::fs::read(&local).unwrap();
+        let address = fresh_address("listed-before.jsonl");
+        let pieces = store_in_pieces(&local, &address, 5);
+        let read_all = |storage: &SegmentStorage| {
+            let mut out = vec![0; bytes.len() + 10];
+            let mut at = 0;
+            loop {
+                let count = storage.read_at(at as u64, &mut out[at..]).unwrap();
+                if count == 0 {
+                    break;
+                }
+                at += count;
+            }
+            out.truncate(at);
+            out
+        };
+        // Listed before the compaction; read during the grace period, then after the
+        // segments it listed were deleted (it lists again and reads the covering segment).
+        let during = SegmentStorage::open(remote(), &address).unwrap();
+        let after = SegmentStorage::open(remote(), &address).unwrap();
+        assert_eq!(during.segments().len(), pieces.len());
+        compact(&address, &options(3600)).unwrap();
+        assert_eq!(read_all(&during), bytes);
+        compact(&address, &options(0)).unwrap();
+        assert_eq!(read_all(&after), bytes);
+        assert_eq!(after.segments().len(), 2);
+        assert_eq!(after.len_bytes().unwrap(), bytes.len() as u64);
+        // A session opened before the compaction appends after it, and the log holds both.
+        let address = fresh_address("session-before.jsonl");
+        store_in_pieces(&local, &address, 5);
+        let cache = tempfile::tempdir().unwrap();
+        let mut session = open_session(&address, cached(cache.path())).unwrap();
+        compact(&address, &options(0)).unwrap();
+        session.refresh().unwrap();
+        let added = session.append_message(&message("after")).unwrap();
+        session.close().unwrap();
+        let reopened = open_session(&address, cached(cache.path())).unwrap();
+        assert_eq!(reopened.leaf_id().unwrap().as_deref(), Some(added.as_str()));
+        let (_, hash) = verify_layout(&address).unwrap();
+        let out = cache.path().join("pulled.jsonl");
+        pull(&address, &out, false).unwrap();
+        assert_eq!(hash, blake3_of(&out));
+        assert!(std::fs::read(&out).unwrap().starts_with(&bytes));
+    }
+
+    #[test]
+    fn an_append_racing_compactions_loses_nothing() {
+        if !store_ready("an_append_racing_compactions_loses_nothing") {
+            return;
+        }
+        let address = fresh_address("racing.jsonl");
+        push(&data("pi16-demo.jsonl"), &address).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (acknowledged, passes) = std::thread::scope(|scope| {
+            let compactor = scope.spawn(|| {
+                let mut passes: Vec<Compacted> = Vec::new();
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    passes.push(compact(&address, &options(0)).unwrap());
+                }
+                passes
+            });
+            let cache = tempfile::tempdir().unwrap();
+            let mut session = open_session(&address, cached(cache.path())).unwrap();
+            let mut acknowledged = Vec::new();
+            for i in 0..40 {
+                acknowledged.push(session.append_message(&message(&format!("m{i}"))).unwrap());
+            }
+            session.close().unwrap();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            (acknowledged, compactor.join().unwrap())
+        });
+        assert!(passes.iter().any(|pass| !pass.written.is_empty()));
+        compact(&address, &options(0)).unwrap();
+        // Every acknowledged entry is on the path, in order, read back in every way.
+        let out = tempfile::tempdir().unwrap();
+        let file = out.path().join("pulled.jsonl");
+        pull(&address, &file, false).unwrap();
+        let local = Session::open(&file, common::no_index()).unwrap();
+        let path = local.path_ids(None).unwrap();
+        assert_eq!(path[path.len() - acknowledged.len()..], acknowledged[..]);
+        assert_reads_as(&address, &file, "after racing appends");
+        assert!(
+            SegmentStorage::open(remote(), &address)
+                .unwrap()
+                .segments()
+                .len()
+                <= 3
+        );
+    }
+
+    #[test]
+    fn a_half_done_compaction_reads_the_same() {
+        if !store_ready("a_half_done_compaction_reads_the_same") {
+            return;
+        }
+        let local = data("pi16-sample-300.jsonl");
+        let address = fresh_address("half-done.jsonl");
+        let pieces = store_in_pieces(&local, &address, 9);
+        // Stopped after writing the covering segment: nothing deleted.
+        compact(&address, &options(3600)).unwrap();
+        assert_reads_as(&address, &local, "covering written, nothing deleted");
+        // Stopped half-way through the deletions.
+        let remote = remote();
+        for key in pieces.iter().step_by(2).take(pieces.len() / 2) {
+            remote.delete(key).unwrap();
+        }
+        let storage = SegmentStorage::open(remote.clone(), &address).unwrap();
+        assert_eq!(storage.segments().len(), 2);
+        assert_reads_as(&address, &local, "covered segments deleted in part");
+        // The next pass deletes the rest.
+        let next = compact(&address, &options(0)).unwrap();
+        assert!(next.deleted > 0 && next.waiting == 0, "{next:?}");
+        assert!(
+            SegmentStorage::open(remote, &address)
+                .unwrap()
+                .covered()
+                .is_empty()
+        );
+        assert_reads_as(&address, &local, "deletions finished");
+    }
+
+    #[test]
+    fn forged_covering_segments_are_errors_never_another_log() {
+        if !store_ready("forged_covering_segments_are_errors_never_another_log") {
+            return;
+        }
+        let local = data("pi16-sample-300.jsonl");
+        let bytes = std::fs::read(&local).unwrap();
+        let remote = remote();
+        let segments_of = |address: &S3Address| {
+            SegmentStorage::open(remote.clone(), address)
+                .unwrap()
+                .segments()
+        };
+
+        // A covering segment whose range ends inside a segment: every reader refuses it.
+        let address = fresh_address("crossing.jsonl");
+        store_in_pieces(&local, &address, 10);
+        let segments = segments_of(&address);
+        let end = segments[2].start + 3;
+        let forged = address.covering_key(0, end);
+        remote.create(&forged, &bytes[..end as usize]).unwrap();
+        let open_error = match open_session(&address, no_index()) {
+            Ok(_) => panic!("a crossing covering segment was read"),
+            Err(error) => error.to_string(),
+        };
+        assert!(
+            open_error.contains(&segments[2].key)
+                && open_error.contains(&forged)
+                && open_error.contains("overlapping segment"),
+            "{open_error}"
+        );
+        let compact_error = compact(&address, &options(0)).unwrap_err().to_string();
+        assert!(compact_error.contains(&forged), "{compact_error}");
+        assert!(verify_layout(&address).is_err());
+
+        // A covering segment of the right range whose size is not its name's.
+        let address = fresh_address("short-covering.jsonl");
+        store_in_pieces(&local, &address, 10);
+        let end = segments_of(&address)[3].start;
+        let forged = address.covering_key(0, end);
+        remote.create(&forged, &bytes[..end as usize - 1]).unwrap();
+        let error = verify_layout(&address).unwrap_err().to_string();
+        assert!(
+            error.contains(&forged) && error.contains("holds"),
+            "{error}"
+        );
+
+        // A covering segment of the right range and size with other bytes: compaction and
+        // verify compare it with the segments it covers, and name it.
+        let address = fresh_address("other-bytes.jsonl");
+        store_in_pieces(&local, &address, 10);
+        let cache = tempfile::tempdir().unwrap();
+        drop(open_session(&address, cached(cache.path())).unwrap());
+        let end = segments_of(&address)[3].start as usize;
+        let mut other = bytes[..end].to_vec();
+        let at = other.iter().position(|&b| b == b'"').unwrap() + 1;
+        other[at] = if other[at] == b'x' { b'y' } else { b'x' };
+        let forged = address.covering_key(0, end as u64);
+        remote.create(&forged, &other).unwrap();
+        for error in [
+            verify_layout(&address).unwrap_err().to_string(),
+            compact(&address, &options(0)).unwrap_err().to_string(),
+        ] {
+            assert!(
+                error.contains(&forged) && error.contains("differ"),
+                "{error}"
+            );
+        }
+        // Nothing covered was deleted.
+        assert!(
+            !SegmentStorage::open(remote.clone(), &address)
+                .unwrap()
+                .covered()
+                .is_empty()
+        );
+        // The cached index is not trusted for it: its identity changed, a full check found
+        // other bytes, and the answers are the store's log's, never the index's.
+        let reopened = open_session(&address, cached(cache.path())).unwrap();
+        assert!(
+            matches!(reopened.index_state(), IndexState::Rebuilt { .. }),
+            "{:?}",
+            reopened.index_state()
+        );
+        let replayed = open_session(&address, no_index()).unwrap();
+        assert_same(
+            &common::answers(&reopened).unwrap(),
+            &common::answers(&replayed).unwrap(),
+            "forged covering, cached against replayed",
+        );
+    }
+
+    #[test]
+    fn an_indexed_cache_reopened_after_compaction_answers_the_same() {
+        if !store_ready("an_indexed_cache_reopened_after_compaction_answers_the_same") {
+            return;
+        }
+        let local = data("pi16-sample-300.jsonl");
+        let address = fresh_address("cached.jsonl");
+        store_in_pieces(&local, &address, 6);
+        let expected = common::replay(&local);
+        let cache = tempfile::tempdir().unwrap();
+        let cold = open_session(&address, cached(cache.path())).unwrap();
+        assert_same(&common::answers(&cold).unwrap(), &expected, "cold");
+        drop(cold);
+        assert_eq!(
+            open_session(&address, cached(cache.path()))
+                .unwrap()
+                .index_state(),
+            &IndexState::Fresh
+        );
+        // Covering written: another identity, a full check that passes, the same answers.
+        compact(&address, &options(3600)).unwrap();
+        let after = open_session(&address, cached(cache.path())).unwrap();
+        assert_eq!(after.index_state(), &IndexState::Fresh);
+        assert_same(&common::answers(&after).unwrap(), &expected, "compacted");
+        drop(after);
+        // Covered segments deleted: the segments read are the same, so is the identity.
+        compact(&address, &options(0)).unwrap();
+        let again = open_session(&address, cached(cache.path())).unwrap();
+        assert_eq!(again.index_state(), &IndexState::Fresh);
+        assert_same(
+            &common::answers(&again).unwrap(),
+            &expected,
+            "covered deleted",
+        );
+    }
+}

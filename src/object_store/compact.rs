@@ -85,7 +85,7 @@ pub fn compact(address: &S3Address, options: &CompactOptions) -> Result<Compacte
     let len_bytes = before.segments.last().map_or(0, Segment::end);
     let mut written = Vec::new();
     for run in runs(&before.segments) {
-        match write_covering(&remote, address, &run) {
+        match write_covering(&remote, address, &run, &before.covered) {
             Ok(covering) => written.push(covering),
             Err(error) => {
                 undo(&remote, &written);
@@ -173,13 +173,23 @@ pub fn runs(segments: &[Segment]) -> Vec<Vec<Segment>> {
 }
 
 /// Reads `run`, creates the covering segment of its bytes unless one exists, and reads it back:
-/// its blake3 must be the concatenation's.
-fn write_covering(remote: &Remote, address: &S3Address, run: &[Segment]) -> Result<Covering> {
+/// its blake3 must be the concatenation's. A covering segment in the run is first compared with
+/// the segments it covers (in `covered`) while they are all still there.
+fn write_covering(
+    remote: &Remote,
+    address: &S3Address,
+    run: &[Segment],
+    covered: &[Segment],
+) -> Result<Covering> {
     let start = run.first().map_or(0, |s| s.start);
     let end = run.last().map_or(0, Segment::end);
     let mut bytes = Vec::with_capacity((end - start) as usize);
     for segment in run {
-        bytes.extend_from_slice(&read_whole(remote, address, segment)?);
+        let read = read_whole(remote, address, segment)?;
+        if segment.is_covering() {
+            check_covering(remote, address, segment, &read, covered)?;
+        }
+        bytes.extend_from_slice(&read);
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();
     let key = address.covering_key(start, end);
