@@ -3,7 +3,8 @@
 //! session answer as for the same log in a file, `push` and `pull` copy byte for byte, two
 //! `append` processes racing lose nothing, and the loser of a race with `--on-conflict fail`
 //! gets the conflict (exit 1), and `list s3://BUCKET/PREFIX/` lists the sessions stored there
-//! as `list DIR` lists the same files, a damaged one reported without hiding the others.
+//! as `list DIR` lists the same files, a damaged one reported without hiding the others;
+//! `compact` merges segments without changing an answer.
 //! Skipped, with a notice, when `TREELOG_S3_TEST_ENDPOINT` is unset.
 
 use std::path::{Path, PathBuf};
@@ -420,5 +421,130 @@ fn list_reports_a_damaged_session_and_lists_the_others() {
         format!("treelog: listed 2 session(s) under {prefix}, 4 could not be read"),
     ] {
         assert!(stderr.contains(&expected), "{expected}\n{stderr}");
+    }
+}
+
+/// `treelog compact`: small segments merged, the log unchanged for every command, the covered
+/// segments deleted after the grace period; errors name the object (exit 2).
+mod compact {
+    use super::*;
+
+    #[test]
+    fn compact_merges_segments_and_changes_no_answer() {
+        if !store_ready("compact_merges_segments_and_changes_no_answer") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let cache = cache.to_str().unwrap();
+        let address = fresh_address("compact.jsonl");
+        let demo = data("pi16-demo.jsonl");
+        assert!(
+            treelog(&["push", demo.to_str().unwrap(), &address], "")
+                .status
+                .success()
+        );
+        // One segment per append process.
+        for i in 0..6 {
+            let input = format!("{{\"role\":\"user\",\"content\":\"m{i}\",\"timestamp\":1}}\n");
+            let out = treelog(&["--index-dir", cache, "append", &address], &input);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        let answers = |cache: &str| {
+            ["context", "tree", "path"].map(|command| {
+                let out = treelog(&["--index-dir", cache, command, &address], "");
+                assert!(out.status.success(), "{}", text(&out.stderr));
+                out.stdout
+            })
+        };
+        let before = answers(cache);
+        let pulled_before = dir.path().join("before.jsonl");
+        assert!(
+            treelog(&["pull", &address, pulled_before.to_str().unwrap()], "")
+                .status
+                .success()
+        );
+
+        let first = treelog(&["compact", &address, "--json"], "");
+        assert!(first.status.success(), "{}", text(&first.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+        assert_eq!(report["segments_before"], 7, "{report}");
+        assert_eq!(report["segments_after"], 2, "{report}");
+        assert_eq!(report["deleted"], 0, "{report}");
+        assert_eq!(report["waiting"], 6, "{report}");
+        assert_eq!(report["grace_seconds"], 3600, "{report}");
+        assert_eq!(report["written"][0]["segments"], 6, "{report}");
+        assert!(
+            report["written"][0]["object"]
+                .as_str()
+                .unwrap()
+                .contains("compact.jsonl.d/seg-00000000000000000000-"),
+            "{report}"
+        );
+        assert_eq!(answers(cache), before);
+        let fresh_cache = dir.path().join("fresh-cache");
+        assert_eq!(answers(fresh_cache.to_str().unwrap()), before);
+
+        let second = treelog(&["compact", &address, "--grace", "0"], "");
+        assert!(second.status.success(), "{}", text(&second.stderr));
+        assert!(
+            text(&second.stdout).contains("in 2 segment(s), 2 before")
+                && text(&second.stdout).contains("6 covered segment(s) deleted"),
+            "{}",
+            text(&second.stdout)
+        );
+        assert_eq!(answers(cache), before);
+        let pulled_after = dir.path().join("after.jsonl");
+        assert!(
+            treelog(&["pull", &address, pulled_after.to_str().unwrap()], "")
+                .status
+                .success()
+        );
+        assert_eq!(
+            std::fs::read(&pulled_after).unwrap(),
+            std::fs::read(&pulled_before).unwrap()
+        );
+        let verified = treelog(&["--index-dir", cache, "verify", &address], "");
+        assert_eq!(
+            verified.status.code(),
+            Some(0),
+            "{}",
+            text(&verified.stderr)
+        );
+    }
+
+    #[test]
+    fn compact_errors_name_the_object() {
+        if !store_ready("compact_errors_name_the_object") {
+            return;
+        }
+        let address = fresh_address("forged.jsonl");
+        let demo = data("pi16-demo.jsonl");
+        assert!(
+            treelog(&["push", demo.to_str().unwrap(), &address], "")
+                .status
+                .success()
+        );
+        // A covering segment that ends inside the only segment: refused, named.
+        let (bucket, key) = address
+            .strip_prefix("s3://")
+            .unwrap()
+            .split_once('/')
+            .unwrap();
+        let forged = format!("{key}.d/seg-00000000000000000000-00000000000000000010");
+        test_remote(bucket).create(&forged, b"0123456789").unwrap();
+        let out = treelog(&["compact", &address], "");
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.starts_with("treelog: s3://")
+                && stderr.contains(&forged)
+                && stderr.contains("overlapping segment"),
+            "{stderr}"
+        );
+        let missing = treelog(&["compact", "s3://only-a-bucket"], "");
+        assert_eq!(missing.status.code(), Some(2));
+        let help = treelog(&["compact", "--help"], "");
+        assert!(text(&help.stdout).contains("--grace <SECONDS>"));
     }
 }
