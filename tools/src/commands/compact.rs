@@ -29,7 +29,10 @@ pub struct Args {
     /// Seconds a covering segment must be old before the segments it covers are deleted.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_GRACE.as_secs())]
     pub grace: u64,
-    /// Print one JSON object instead of a line of text.
+    /// Print one JSON object instead of a line of text: log, len_bytes, segments_before and
+    /// segments_after (the segments a reader reads), written (each covering segment: object,
+    /// start, end, segments, blake3, created: false when another pass had written it), deleted,
+    /// waiting (covered segments kept for their grace period), grace_seconds.
     #[arg(long)]
     pub json: bool,
 }
