@@ -47,7 +47,9 @@ impl Default for CompactOptions {
 /// A covering segment a compaction wrote (or found already written with the same bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Covering {
-    /// `s3://BUCKET/KEY.d/seg-{start:020}-{end:020}`.
+    /// `KEY.d/seg-{start:020}-{end:020}`.
+    pub key: String,
+    /// `s3://BUCKET/` and the key.
     pub object: String,
     pub start: u64,
     pub end: u64,
@@ -131,12 +133,7 @@ fn list(remote: &Remote, address: &S3Address) -> Result<Resolved> {
 /// that listed one reads the same bytes from the segments it covers, which are all there).
 fn undo(remote: &Remote, written: &[Covering]) {
     for covering in written.iter().filter(|covering| covering.created) {
-        let key = covering
-            .object
-            .strip_prefix(super::address::SCHEME)
-            .and_then(|rest| rest.split_once('/'))
-            .map_or(covering.object.as_str(), |(_, key)| key);
-        let _ = remote.delete(key);
+        let _ = remote.delete(&covering.key);
     }
 }
 
@@ -217,6 +214,7 @@ fn write_covering(
         });
     }
     Ok(Covering {
+        key,
         object,
         start,
         end,
