@@ -542,6 +542,39 @@ mod compact {
                 && stderr.contains("overlapping segment"),
             "{stderr}"
         );
+        // Every log under a prefix: the damaged one reported, the other compacted.
+        let prefix = address.strip_suffix("forged.jsonl").unwrap();
+        let other = format!("{prefix}other.jsonl");
+        assert!(
+            treelog(&["push", demo.to_str().unwrap(), &other], "")
+                .status
+                .success()
+        );
+        for i in 0..3 {
+            let input = format!("{{\"role\":\"user\",\"content\":\"m{i}\",\"timestamp\":1}}\n");
+            let cache = tempfile::tempdir().unwrap();
+            let out = treelog(
+                &[
+                    "--index-dir",
+                    cache.path().to_str().unwrap(),
+                    "append",
+                    &other,
+                ],
+                &input,
+            );
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        let all = treelog(&["compact", prefix, "--json", "--grace", "0"], "");
+        assert_eq!(all.status.code(), Some(2), "{}", text(&all.stderr));
+        assert!(text(&all.stderr).contains(&forged), "{}", text(&all.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+        assert_eq!(report["log"], other.as_str(), "{report}");
+        assert_eq!(
+            (&report["segments_before"], &report["segments_after"]),
+            (&serde_json::json!(4), &serde_json::json!(2)),
+            "{report}"
+        );
+        assert_eq!(report["deleted"], 3, "{report}");
         let missing = treelog(&["compact", "s3://only-a-bucket"], "");
         assert_eq!(missing.status.code(), Some(2));
         let help = treelog(&["compact", "--help"], "");

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use serde_json::json;
-use treelog::object_store::{CompactOptions, Compacted, DEFAULT_GRACE};
+use treelog::object_store::{
+    CompactOptions, Compacted, DEFAULT_GRACE, S3Address, S3Prefix, session_addresses,
+};
 
 use crate::commands::push_pull::{STORE_HELP, cli_error, parse_required};
 use crate::exit::CliError;
@@ -21,15 +23,19 @@ use crate::out::Out;
 /// is older than the grace period, after comparing their bytes with it again; until then they
 /// stay, so that a reader that listed them before still reads them. Run it periodically (e.g.
 /// hourly, from cron, over every log): each pass deletes what an earlier one left for later.
+///
+/// An address ending with `/` (s3://BUCKET/PREFIX/, or s3://BUCKET/ for the whole bucket)
+/// compacts every log `list` finds there, one after the other, one line (or JSON object) each;
+/// a log that fails is reported on stderr, the others are compacted, and the exit code is 2.
 #[derive(clap::Args, Debug)]
 #[command(after_help = STORE_HELP)]
 pub struct Args {
-    /// The log on the store: s3://BUCKET/KEY.
+    /// The log on the store: s3://BUCKET/KEY; or s3://BUCKET/PREFIX/, every log under it.
     pub address: String,
     /// Seconds a covering segment must be old before the segments it covers are deleted.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_GRACE.as_secs())]
     pub grace: u64,
-    /// Print one JSON object instead of a line of text: log, len_bytes, segments_before and
+    /// Print one JSON object (a line per log) instead of a line of text: log, len_bytes, segments_before and
     /// segments_after (the segments a reader reads), written (each covering segment: object,
     /// start, end, segments, blake3, created: false when another pass had written it), deleted,
     /// waiting (covered segments kept for their grace period), grace_seconds.
@@ -38,11 +44,44 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
-    let address = parse_required(&args.address)?;
     let options = CompactOptions {
         grace: Duration::from_secs(args.grace),
     };
+    if args.address.ends_with('/') {
+        let Some(prefix) = S3Prefix::parse(&args.address) else {
+            return Err(CliError::input(
+                &args.address,
+                "not an object-store address: expected s3://BUCKET/KEY or s3://BUCKET/PREFIX/",
+            ));
+        };
+        let prefix = prefix.map_err(cli_error)?;
+        let addresses = session_addresses(&prefix).map_err(cli_error)?;
+        let mut failed = 0;
+        for address in &addresses {
+            match treelog::object_store::compact(address, &options) {
+                Ok(compacted) => report(address, &compacted, &args, out)?,
+                Err(error) => {
+                    crate::exit::print_error(&cli_error(error));
+                    failed += 1;
+                }
+            }
+        }
+        if failed > 0 {
+            return Err(CliError::SomeFailed { count: failed });
+        }
+        return Ok(());
+    }
+    let address = parse_required(&args.address)?;
     let compacted = treelog::object_store::compact(&address, &options).map_err(cli_error)?;
+    report(&address, &compacted, &args, out)
+}
+
+fn report(
+    address: &S3Address,
+    compacted: &Compacted,
+    args: &Args,
+    out: &mut Out,
+) -> Result<(), CliError> {
     if args.json {
         let written: Vec<_> = compacted
             .written
@@ -70,7 +109,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         });
         return out.line(&line.to_string());
     }
-    out.line(&summary(&address.url(), &compacted, args.grace))
+    out.line(&summary(&address.url(), compacted, args.grace))
 }
 
 fn summary(log: &str, compacted: &Compacted, grace: u64) -> String {
