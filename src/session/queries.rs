@@ -231,30 +231,17 @@ impl Session {
         })
     }
 
-    /// The records of `seqs` (in the order given), each stored page decoded once for the
-    /// records it holds: sequences of neighbouring entries (a path, a list) read a page per
-    /// ~140 records instead of a lookup each.
+    /// The records of `seqs` (in the order given), each stored page read once for the
+    /// records it holds, and only those decoded (`Store::records_at`).
     fn records_of(&self, seqs: &[u64]) -> Result<Vec<Record>> {
-        let store = self.store();
+        if seqs.is_sorted() {
+            return self.store().records_at(seqs);
+        }
         let mut order: Vec<usize> = (0..seqs.len()).collect();
         order.sort_by_key(|&at| seqs[at]);
+        let sorted: Vec<u64> = order.iter().map(|&at| seqs[at]).collect();
         let mut out: Vec<Option<Record>> = vec![None; seqs.len()];
-        let mut page: (u64, Vec<Record>) = (0, Vec::new());
-        for at in order {
-            let seq = seqs[at];
-            let held = seq
-                .checked_sub(page.0)
-                .and_then(|offset| page.1.get(offset as usize));
-            let record = match held {
-                Some(record) => record.clone(),
-                None => {
-                    page = (seq, store.records_from(seq)?);
-                    page.1
-                        .first()
-                        .cloned()
-                        .ok_or_else(|| store.read_error(format!("record {seq} is missing")))?
-                }
-            };
+        for (record, at) in self.store().records_at(&sorted)?.into_iter().zip(order) {
             out[at] = Some(record);
         }
         Ok(out.into_iter().flatten().collect())

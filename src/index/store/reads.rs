@@ -227,6 +227,44 @@ impl Store {
         })
     }
 
+    /// The records of `seqs` (ascending), in order: each stored page is read once and only the
+    /// records asked for are decoded, so a few records spread over many pages (the entries off
+    /// the path) cost a record each, not a page each.
+    pub fn records_at(&self, seqs: &[u64]) -> Result<Vec<Record>> {
+        self.guard(|| {
+            let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
+            let mut out = Vec::with_capacity(seqs.len());
+            let mut at = 0;
+            while at < seqs.len() {
+                let seq = seqs[at];
+                if seq >= self.overlay.base_seq {
+                    let record = self
+                        .overlay
+                        .records
+                        .get((seq - self.overlay.base_seq) as usize)
+                        .ok_or_else(|| missing(seq))?;
+                    out.push(record.clone());
+                    at += 1;
+                    continue;
+                }
+                let (first, value) = self.stored_page(seq)?.ok_or_else(|| missing(seq))?;
+                let page = PageView::new(first, value.value())
+                    .map_err(|error| self.read_error(error.0))?;
+                if page.get(seq).is_none() {
+                    return Err(missing(seq));
+                }
+                while let Some(&seq) = seqs.get(at)
+                    && seq < self.overlay.base_seq
+                    && let Some(record) = page.get(seq)
+                {
+                    out.push(record.decode().map_err(|error| self.read_error(error.0))?);
+                    at += 1;
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// For each of `seqs` (ascending), the model origin of an assistant message's record
     /// (`Record::model_origin_seq`), SEQ_NONE for other records: read from each stored page
     /// once, without decoding the rest of its records.
