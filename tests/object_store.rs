@@ -4,7 +4,7 @@
 //! skipped, with a notice on stderr, otherwise). An endpoint on any host but 127.0.0.1 is
 //! refused: nothing here reaches another address.
 
-mod common;
+use treelog_testkit as common;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};

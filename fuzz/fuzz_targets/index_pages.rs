@@ -1,7 +1,6 @@
-//! Fuzz target `index_pages`: see `checks::index_pages` for what it checks.
+//! Fuzz target `index_pages`: see `treelog_testkit::fuzz::index_pages` for what it checks.
 #![no_main]
 
-#[path = "checks.rs"]
-mod checks;
+use treelog_testkit::fuzz;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::fuzz_one(data, checks::index_pages));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz::fuzz_one(data, fuzz::index_pages));

@@ -1,7 +1,6 @@
-//! Fuzz target `line_parser`: see `checks::line_parser` for what it checks.
+//! Fuzz target `line_parser`: see `treelog_testkit::fuzz::line_parser` for what it checks.
 #![no_main]
 
-#[path = "checks.rs"]
-mod checks;
+use treelog_testkit::fuzz;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::fuzz_one(data, checks::line_parser));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz::fuzz_one(data, fuzz::line_parser));

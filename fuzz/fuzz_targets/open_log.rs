@@ -1,7 +1,6 @@
-//! Fuzz target `open_log`: see `checks::open_log` for what it checks.
+//! Fuzz target `open_log`: see `treelog_testkit::fuzz::open_log` for what it checks.
 #![no_main]
 
-#[path = "checks.rs"]
-mod checks;
+use treelog_testkit::fuzz;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::fuzz_one(data, checks::open_log));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz::fuzz_one(data, fuzz::open_log));

@@ -1,7 +1,6 @@
-//! Fuzz target `operations`: see `checks::operations` for what it checks.
+//! Fuzz target `operations`: see `treelog_testkit::fuzz::operations` for what it checks.
 #![no_main]
 
-#[path = "checks.rs"]
-mod checks;
+use treelog_testkit::fuzz;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::fuzz_one(data, checks::operations));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fuzz::fuzz_one(data, fuzz::operations));

@@ -5,13 +5,11 @@
 //! it, the answers format-spec/log.md defines (the same with and without index), and an
 //! append through treelog that keeps every earlier byte and lands where it should.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Answers, answers, no_index, open, replay, scratch_dir};
 use serde_json::{Value, json};
 use treelog::{IndexState, Session, SessionOptions};
+use treelog_testkit::{Answers, answers, no_index, open, replay, scratch_dir};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"01942117-de87-73f5-8d57-ac533bb5be51","timestamp":"2025-01-01T09:00:00.007Z","cwd":"/home/dev/project"}"#;
 

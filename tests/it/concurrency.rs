@@ -4,15 +4,13 @@
 //! format-spec/log.md §8 holds, no append is lost or torn, and a reader always sees a
 //! consistent prefix of the log.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 
-use common::{answers, no_index, replay, scratch_dir};
 use serde_json::Value;
 use treelog::{Error, OnConflict, Session, SessionOptions};
+use treelog_testkit::{answers, no_index, replay, scratch_dir};
 
 fn options(on_conflict: OnConflict) -> SessionOptions {
     SessionOptions {
@@ -158,7 +156,7 @@ fn two_writers_alternate() {
         }
         let fresh = replay(&path);
         assert_eq!(fresh.path, chain, "{on_conflict:?}: one linear chain");
-        assert_eq!(answers(&common::open(&path)).unwrap(), fresh);
+        assert_eq!(answers(&treelog_testkit::open(&path)).unwrap(), fresh);
     }
 }
 
@@ -209,7 +207,7 @@ fn many_writers_follow_the_tip() {
     assert_eq!(in_log, returned, "every returned id, exactly once");
     let fresh = replay(&path);
     assert_eq!(fresh.path.len(), THREADS * APPENDS + 1, "one linear chain");
-    assert_eq!(answers(&common::open(&path)).unwrap(), fresh);
+    assert_eq!(answers(&treelog_testkit::open(&path)).unwrap(), fresh);
 }
 
 /// Readers opening the log over and over while a writer appends (and refreshing a long-lived
@@ -349,7 +347,10 @@ fn treelog_and_unlocked_writers_interleave_whole_lines() {
     in_log.sort();
     returned.sort();
     assert_eq!(in_log, returned);
-    assert_eq!(answers(&common::open(&path)).unwrap(), replay(&path));
+    assert_eq!(
+        answers(&treelog_testkit::open(&path)).unwrap(),
+        replay(&path)
+    );
 }
 
 /// Bug: once another handle (a reader catching up, as `treelog info` does) had flushed part

@@ -45,8 +45,6 @@
 //! (for measuring). Run with `--nocapture` to see the table; each failure line names the
 //! `TREELOG_DAMAGE_ONLY` value that replays it.
 
-use crate::common;
-
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io::Write;
@@ -58,9 +56,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use treelog::{IndexState, Session, SessionOptions, sidecar_path};
-
-use common::rng::Rng;
-use common::{no_index, scratch_dir};
+use treelog_testkit::rng::Rng;
+use treelog_testkit::{no_index, scratch_dir};
 
 /// redb's page size: the unit of the page modes.
 const PAGE: usize = 4096;

@@ -4,15 +4,13 @@
 //! lines, invalid UTF-8 and a torn tail; a line that no longer matches its record is refused
 //! (`LogChanged`), as every read of a line refuses it, and a damaged record rebuilds the index.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
 use treelog::{IndexState, Session, SessionOptions};
 
 /// The replay's entry lines: the index-free session's entries, in file order.
 fn replayed_lines(path: &Path) -> Vec<String> {
-    let session = Session::open(path, common::no_index()).expect("index-free open");
+    let session = Session::open(path, treelog_testkit::no_index()).expect("index-free open");
     session
         .entries()
         .expect("entries")
@@ -93,8 +91,8 @@ fn bundled_transcripts_equal_the_replay() {
         let path = dir.path().join("log.jsonl");
         std::fs::copy(bundled(name), &path).expect("copy transcript");
         let expected = replayed_array(&path);
-        drop(common::open(&path));
-        let session = common::open(&path);
+        drop(treelog_testkit::open(&path));
+        let session = treelog_testkit::open(&path);
         assert_eq!(session.index_state(), &IndexState::Fresh, "{name}");
         let got = session.entry_lines().expect("entry_lines");
         assert_eq!(got, expected, "{name}");
@@ -118,7 +116,7 @@ fn edge_layouts_equal_the_replay() {
         let path = dir.path().join("log.jsonl");
         std::fs::write(&path, &log).expect("write log");
         let expected = replayed_array(&path);
-        let session = common::open(&path);
+        let session = treelog_testkit::open(&path);
         assert_eq!(
             session.entry_lines().expect("entry_lines"),
             expected,
@@ -146,7 +144,7 @@ fn appended_entries_are_included() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("log.jsonl");
     std::fs::copy(bundled("pi16-gen-a"), &path).expect("copy transcript");
-    let mut session = common::open(&path);
+    let mut session = treelog_testkit::open(&path);
     session
         .append_message(r#"{"role":"user","content":"more","timestamp":5}"#)
         .expect("append");
@@ -186,14 +184,14 @@ fn a_changed_line_is_refused_and_a_damaged_record_rebuilds() {
             let dir = tempfile::tempdir().expect("temp dir");
             let path = dir.path().join("log.jsonl");
             std::fs::copy(bundled("pi16-sample-300"), &path).expect("copy transcript");
-            drop(common::open(&path));
+            drop(treelog_testkit::open(&path));
             let mut changed_line_offset = None;
             if let Spoil::DamageRecordPage = spoil {
-                common::tamper(&path, |txn| {
-                    common::tamper_page(txn, 10, |_, page| page[40] ^= 0x01)
+                treelog_testkit::tamper(&path, |txn| {
+                    treelog_testkit::tamper_page(txn, 10, |_, page| page[40] ^= 0x01)
                 });
             }
-            let session = common::open(&path);
+            let session = treelog_testkit::open(&path);
             assert_eq!(session.index_state(), &IndexState::Fresh, "{case}");
             if let Spoil::RewriteLine = spoil {
                 let mut log = std::fs::read(&path).expect("read log");

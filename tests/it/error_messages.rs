@@ -3,13 +3,11 @@
 //! text (`Some(..)`, `Os { .. }`) or the operating system's error numbers. The kinds a test can
 //! bring about through the API are brought about that way; the rest are built and displayed.
 
-use crate::common;
-
 use std::io;
 use std::path::PathBuf;
 
-use common::hooked_storage::HookedStorage;
 use treelog::{Error, OnConflict, Session, SessionOptions};
+use treelog_testkit::hooked_storage::HookedStorage;
 
 fn user(text: &str) -> String {
     format!(r#"{{"role":"user","content":"{text}","timestamp":1}}"#)

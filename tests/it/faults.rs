@@ -23,8 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::value::RawValue;
 use treelog::storage::{FileIdentity, LogStorage, read_bytes_at};
 use treelog::{Durability, Error, NewEntry, Session, SessionOptions};
-
-use crate::common::rng::Rng;
+use treelog_testkit::rng::Rng;
 
 // ---- the fault-injecting storage ----
 

@@ -11,9 +11,7 @@ use std::sync::OnceLock;
 use serde_json::json;
 use treelog::{Error, IndexState, Session, SessionOptions, Verify, sidecar_path};
 
-use crate::common;
-
-use common::{Answers, CHILDREN, answers, patch_record, replay, tamper};
+use treelog_testkit::{Answers, CHILDREN, answers, patch_record, replay, tamper};
 
 fn open(path: &Path) -> Session {
     Session::open(path, SessionOptions::default()).unwrap()
@@ -576,7 +574,7 @@ fn one_undecodable_record_is_rebuilt_from_the_log() {
     // The sample has no opaque lines: an entry's sequence number is its place in file order.
     let seq = 100usize;
     tamper(&path, |txn| {
-        common::patch_stored_field(txn, seq as u64, common::FIELD_TAGS, 0x0e)
+        treelog_testkit::patch_stored_field(txn, seq as u64, treelog_testkit::FIELD_TAGS, 0x0e)
     });
     let session = open(&path);
     let entry = session.entry(&expected.entries[seq].0).unwrap();

@@ -4,8 +4,6 @@
 //! index is refused with its offset in either half; and that invalid UTF-8 in one line
 //! replaces only that line's bad bytes, as pi's decoder does.
 
-use crate::common;
-
 use std::path::Path;
 
 use serde_json::json;
@@ -57,12 +55,15 @@ fn context_messages(session: &Session) -> treelog::Result<Vec<String>> {
 /// Every message comes back byte for byte, indexed or replayed.
 #[test]
 fn large_context_is_the_logs_own_text() {
-    let dir = common::scratch_dir();
+    let dir = treelog_testkit::scratch_dir();
     let path = dir.path().join("large.jsonl");
     let expected: Vec<String> = write_log(&path).into_iter().map(|(_, text)| text).collect();
     assert!(expected.iter().map(String::len).sum::<usize>() > 2 << 20);
-    assert_eq!(context_messages(&common::open(&path)).unwrap(), expected);
-    let replayed = Session::open(&path, common::no_index()).unwrap();
+    assert_eq!(
+        context_messages(&treelog_testkit::open(&path)).unwrap(),
+        expected
+    );
+    let replayed = Session::open(&path, treelog_testkit::no_index()).unwrap();
     assert_eq!(context_messages(&replayed).unwrap(), expected);
 }
 
@@ -71,10 +72,10 @@ fn large_context_is_the_logs_own_text() {
 #[test]
 fn changed_line_in_either_half_is_refused() {
     for changed in [3, MESSAGES / 2 + 7, MESSAGES - 1] {
-        let dir = common::scratch_dir();
+        let dir = treelog_testkit::scratch_dir();
         let path = dir.path().join("large.jsonl");
         let messages = write_log(&path);
-        let session = common::open(&path);
+        let session = treelog_testkit::open(&path);
         let (offset, _) = messages[changed];
         let mut bytes = std::fs::read(&path).unwrap();
         // A letter inside the message text: same length, still valid JSON.
@@ -94,7 +95,7 @@ fn changed_line_in_either_half_is_refused() {
 /// U+FFFD, and every other message stays byte for byte.
 #[test]
 fn invalid_utf8_in_one_line_replaces_only_its_bytes() {
-    let dir = common::scratch_dir();
+    let dir = treelog_testkit::scratch_dir();
     let path = dir.path().join("large.jsonl");
     let messages = write_log(&path);
     let mut bytes = std::fs::read(&path).unwrap();
@@ -116,7 +117,10 @@ fn invalid_utf8_in_one_line_replaces_only_its_bytes() {
     let in_message = at - offset as usize - line.find("\"message\":").unwrap() - 10;
     bad_text.replace_range(in_message..in_message + 1, "\u{FFFD}");
 
-    assert_eq!(context_messages(&common::open(&path)).unwrap(), expected);
-    let replayed = Session::open(&path, common::no_index()).unwrap();
+    assert_eq!(
+        context_messages(&treelog_testkit::open(&path)).unwrap(),
+        expected
+    );
+    let replayed = Session::open(&path, treelog_testkit::no_index()).unwrap();
     assert_eq!(context_messages(&replayed).unwrap(), expected);
 }

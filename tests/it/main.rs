@@ -3,10 +3,8 @@
 //! `search` and `openclaw` need their features; `cargo test --workspace` enables both (the CLI
 //! turns them on), `cargo test -p treelog` alone leaves them out.
 //! Run one module with `cargo test -p treelog --test it faults::`.
-//! `tests/object_store.rs` stays a binary of its own (the `object-store` feature).
-
-#[path = "../common/mod.rs"]
-mod common;
+//! `tests/object_store.rs` stays a binary of its own (the `object-store` feature). The helpers
+//! these tests share with the CLI's and the fuzzer are the `treelog-testkit` crate (testkit/).
 
 mod bad_input;
 mod concurrency;

@@ -1,11 +1,11 @@
 //! Model test of the session API: random sequences of appends, branches, reopens, lost
 //! sidecars, appends by "other processes" written straight to the file (as pi writes them, with
 //! no lock), torn writes and unknown lines. After every step the live handle and a freshly
-//! opened session must give exactly the answers of a naive reference model, which re-reads the
+//! opened session must give exactly the answers of a naive reference model
+//! (`treelog_testkit::model`, which the `operations` fuzz target shares), which re-reads the
 //! log line by line with `serde_json::Value` and applies the rules of format-spec/log.md and
 //! pi's `buildSessionContext`. The model uses nothing of treelog but its public API.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,590 +14,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 use serde_json::{Map, Value, json};
 use treelog::{Error, OnConflict, Session, SessionOptions, Verify, sidecar_path};
-
-// ---------------------------------------------------------------------------------------------
-// The reference model: a pure function of the log's bytes.
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Clone, Debug)]
-struct ModelEntry {
-    id: String,
-    kind: String,
-    value: Map<String, Value>,
-    line: String,
-    offset: usize,
-    /// Tree parent: an index into `Model::entries`.
-    parent: Option<usize>,
-    depth: u32,
-    timestamp: String,
-    timestamp_ms: Option<i64>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum IdTarget {
-    Entry(usize),
-    /// A parent-linked opaque record, standing for the entry its own parent resolved to.
-    Opaque(Option<usize>),
-}
-
-#[derive(Clone, Debug, Default)]
-struct Model {
-    header_id: Option<String>,
-    /// A line that is JSON was read: it decided the header (`header_id` when it is one).
-    decided: bool,
-    recovered: bool,
-    entries: Vec<ModelEntry>,
-    ids: HashMap<String, IdTarget>,
-    log_leaf: Option<usize>,
-    labels: BTreeMap<String, (String, String)>,
-    name: Option<String>,
-    opaque_offsets: Vec<usize>,
-    /// End of the last complete line (the last `\n`).
-    complete_len: usize,
-    /// End of the lines read: `complete_len`, or `file_len` when the bytes after the last
-    /// `\n` are a line without its `\n` (not blank, whole JSON: log.md §1, as pi reads them).
-    read_len: usize,
-    file_len: usize,
-}
-
-/// Epoch milliseconds of `YYYY-MM-DDTHH:mm:ss.sssZ` (the only form the test writes), else
-/// `None` (JavaScript's NaN).
-fn iso_ms(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() != 24 || &text[4..5] != "-" || &text[7..8] != "-" || &text[10..11] != "T" {
-        return None;
-    }
-    if &text[13..14] != ":" || &text[16..17] != ":" || &text[19..20] != "." || &text[23..] != "Z" {
-        return None;
-    }
-    let n = |r: std::ops::Range<usize>| text[r].parse::<i64>().ok();
-    let (y, mo, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (h, mi, s, ms) = (n(11..13)?, n(14..16)?, n(17..19)?, n(20..23)?);
-    // Howard Hinnant's days_from_civil.
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some((((days * 24 + h) * 60 + mi) * 60 + s) * 1000 + ms)
-}
-
-/// The order V8's `Array.prototype.sort` gives a list sorted with pi's comparator
-/// (`new Date(a).getTime() - new Date(b).getTime()`, NaN read as 0), `None` standing for NaN.
-/// Written here from V8's rules for lists under 64 items (one natural run, reversed when
-/// strictly descending, then binary insertion: `< 0` goes left, anything else right); longer
-/// lists with NaN, which the model's logs never grow, use treelog's full TimSort.
-fn js_sort_order(keys: &[Option<i64>]) -> Vec<usize> {
-    let less = |a: usize, b: usize| matches!((keys[a], keys[b]), (Some(a), Some(b)) if a < b);
-    let mut order: Vec<usize> = (0..keys.len()).collect();
-    if keys.iter().all(Option::is_some) {
-        order.sort_by_key(|index| keys[*index]);
-        return order;
-    }
-    if keys.len() >= 64 {
-        return treelog::format::js_sort::v8_sort_order(keys.len(), |a, b| {
-            treelog::format::js_sort::compare_timestamps(keys[a], keys[b])
-        });
-    }
-    if keys.len() < 2 {
-        return order;
-    }
-    let descending = less(1, 0);
-    let mut run = 2;
-    while run < keys.len() && less(run, run - 1) == descending {
-        run += 1;
-    }
-    if descending {
-        order[..run].reverse();
-    }
-    for start in run..keys.len() {
-        let pivot = order[start];
-        let (mut left, mut right) = (0, start);
-        while left < right {
-            let middle = (left + right) / 2;
-            if less(pivot, order[middle]) {
-                right = middle;
-            } else {
-                left = middle + 1;
-            }
-        }
-        order[left..=start].rotate_right(1);
-    }
-    order
-}
-
-impl Model {
-    fn parse(bytes: &[u8]) -> Model {
-        let complete_len = bytes
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(0, |at| at + 1);
-        let tail = &bytes[complete_len..];
-        let read_len = if serde_json::from_slice::<Value>(tail).is_ok() {
-            bytes.len()
-        } else {
-            complete_len
-        };
-        let mut model = Model {
-            complete_len,
-            read_len,
-            file_len: bytes.len(),
-            ..Model::default()
-        };
-        let mut first = true;
-        let mut offset = 0;
-        while offset < read_len {
-            let end = bytes[offset..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(read_len, |at| offset + at);
-            let text = String::from_utf8_lossy(&bytes[offset..end]).into_owned();
-            if !text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
-                // The first line that is JSON decides the header (log.md §2).
-                let json = serde_json::from_str::<Value>(&text).is_ok();
-                model.line(offset, text, first);
-                if json {
-                    first = false;
-                    model.decided = true;
-                }
-            }
-            offset = end + 1;
-        }
-        // A log with bytes but no header line (only blank lines, a torn one, or no header).
-        model.recovered = model.header_id.is_none() && !bytes.is_empty();
-        model
-    }
-
-    fn resolve_id(&self, id: &str) -> Option<usize> {
-        match self.ids.get(id)? {
-            IdTarget::Entry(index) => Some(*index),
-            IdTarget::Opaque(parent) => *parent,
-        }
-    }
-
-    fn line(&mut self, offset: usize, text: String, first: bool) {
-        let value: Option<Value> = serde_json::from_str(&text).ok();
-        let object = value.and_then(|value| match value {
-            Value::Object(object) => Some(object),
-            _ => None,
-        });
-        if first
-            && let Some(object) = &object
-            && object.get("type") == Some(&json!("session"))
-            && let Some(id) = object.get("id").and_then(Value::as_str)
-        {
-            self.header_id = Some(id.to_string());
-            return;
-        }
-        let Some(object) = object else {
-            self.opaque_offsets.push(offset);
-            return;
-        };
-        let kind = object
-            .get("type")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        // Every string type is an entry's (as pi reads it), but a misplaced header and
-        // OpenClaw's leaf control row.
-        let known = kind
-            .as_deref()
-            .is_some_and(|kind| kind != "session" && kind != "leaf");
-        let id = object
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| !id.is_empty())
-            .map(str::to_string);
-        let parent = match object.get("parentId") {
-            None => self.log_leaf,
-            Some(Value::String(parent)) => self.resolve_id(parent),
-            Some(_) => None,
-        };
-        let (Some(kind), true, Some(id)) = (kind.clone(), known, id.clone()) else {
-            // Opaque. A canonical type without an id carries none; others stay parent-linked.
-            if kind.as_deref() == Some("leaf")
-                && let Some(target) = object.get("targetId").and_then(Value::as_str)
-                && self.ids.contains_key(target)
-            {
-                self.log_leaf = self.resolve_id(target);
-            }
-            if !known
-                && let Some(id) = id
-                && !self.ids.contains_key(&id)
-            {
-                self.ids.insert(id, IdTarget::Opaque(parent));
-            }
-            self.opaque_offsets.push(offset);
-            return;
-        };
-        let index = self.entries.len();
-        let timestamp = object
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        match kind.as_str() {
-            "label" => {
-                if let Some(target) = object.get("targetId").and_then(Value::as_str) {
-                    match object
-                        .get("label")
-                        .and_then(Value::as_str)
-                        .filter(|label| !label.is_empty())
-                    {
-                        Some(label) => {
-                            self.labels
-                                .insert(target.into(), (label.into(), timestamp.clone()));
-                        }
-                        None => {
-                            self.labels.remove(target);
-                        }
-                    }
-                }
-            }
-            "session_info" => {
-                self.name = object
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .filter(|name| !name.is_empty())
-                    .map(str::to_string);
-            }
-            _ => {}
-        }
-        if object.get("appendMode") != Some(&json!("side")) {
-            self.log_leaf = Some(index);
-        }
-        self.ids.insert(id.clone(), IdTarget::Entry(index));
-        self.entries.push(ModelEntry {
-            id,
-            kind,
-            timestamp_ms: iso_ms(&timestamp),
-            timestamp,
-            value: object,
-            line: text,
-            offset,
-            parent,
-            depth: parent.map_or(0, |parent| self.entries[parent].depth + 1),
-        });
-    }
-
-    fn id(&self, index: Option<usize>) -> Option<String> {
-        index.map(|index| self.entries[index].id.clone())
-    }
-
-    /// Root first.
-    fn path(&self, leaf: Option<usize>) -> Vec<usize> {
-        let mut path = Vec::new();
-        let mut at = leaf;
-        while let Some(index) = at {
-            path.push(index);
-            at = self.entries[index].parent;
-        }
-        path.reverse();
-        path
-    }
-
-    fn sorted_children(&self, parent: Option<usize>) -> Vec<usize> {
-        let mut kids: Vec<usize> = (0..self.entries.len())
-            .filter(|index| self.entries[*index].parent == parent)
-            .collect();
-        // pi's getTree: roots in file order, children by timestamp (stable).
-        if parent.is_some() {
-            let keys: Vec<Option<i64>> = kids
-                .iter()
-                .map(|index| self.entries[*index].timestamp_ms)
-                .collect();
-            kids = js_sort_order(&keys)
-                .into_iter()
-                .map(|at| kids[at])
-                .collect();
-        }
-        kids
-    }
-
-    /// `(id, tree parent id, depth, label, label timestamp)` in depth-first pre-order.
-    fn tree(&self) -> Vec<TreeRow> {
-        let mut rows = Vec::new();
-        let mut stack: Vec<usize> = self.sorted_children(None);
-        stack.reverse();
-        while let Some(index) = stack.pop() {
-            let entry = &self.entries[index];
-            let label = self.labels.get(&entry.id);
-            rows.push((
-                entry.id.clone(),
-                self.id(entry.parent),
-                entry.depth,
-                label.map(|label| label.0.clone()),
-                label.map(|label| label.1.clone()),
-            ));
-            let mut kids = self.sorted_children(Some(index));
-            kids.reverse();
-            stack.extend(kids);
-        }
-        rows
-    }
-
-    /// pi's `buildSessionContext`, literally.
-    fn context(&self, leaf: Option<usize>) -> Value {
-        let path = self.path(leaf);
-        let mut thinking = json!("off");
-        let mut model = Value::Null;
-        let mut compaction = None;
-        for (position, index) in path.iter().enumerate() {
-            let entry = &self.entries[*index];
-            let v = &entry.value;
-            match entry.kind.as_str() {
-                "thinking_level_change" => {
-                    thinking = v.get("thinkingLevel").cloned().unwrap_or(Value::Null)
-                }
-                "model_change" => model = provider_model(v.get("provider"), v.get("modelId")),
-                "message" if v["message"]["role"] == "assistant" => {
-                    model = provider_model(v["message"].get("provider"), v["message"].get("model"))
-                }
-                "compaction" => compaction = Some(position),
-                _ => {}
-            }
-        }
-        let mut messages = Vec::new();
-        match compaction {
-            Some(at) => {
-                let c = &self.entries[path[at]];
-                let mut summary = Map::new();
-                summary.insert("role".into(), json!("compactionSummary"));
-                summary.insert("summary".into(), c.value["summary"].clone());
-                if let Some(tokens) = c.value.get("tokensBefore") {
-                    summary.insert("tokensBefore".into(), tokens.clone());
-                }
-                summary.insert("timestamp".into(), json!(c.timestamp_ms));
-                messages.push(Value::Object(summary));
-                let mut found = false;
-                for index in &path[..at] {
-                    if Some(self.entries[*index].id.as_str())
-                        == c.value.get("firstKeptEntryId").and_then(Value::as_str)
-                    {
-                        found = true;
-                    }
-                    if found {
-                        messages.extend(self.message(*index));
-                    }
-                }
-                for index in &path[at + 1..] {
-                    messages.extend(self.message(*index));
-                }
-            }
-            None => {
-                for index in &path {
-                    messages.extend(self.message(*index));
-                }
-            }
-        }
-        json!({"messages": messages, "thinkingLevel": thinking, "model": model})
-    }
-
-    fn message(&self, index: usize) -> Option<Value> {
-        let entry = &self.entries[index];
-        let v = &entry.value;
-        let mut out = Map::new();
-        match entry.kind.as_str() {
-            "message" => return v.get("message").cloned(),
-            "custom_message" => {
-                out.insert("role".into(), json!("custom"));
-                for key in ["customType", "content", "display", "details"] {
-                    if let Some(value) = v.get(key) {
-                        out.insert(key.into(), value.clone());
-                    }
-                }
-            }
-            "branch_summary" => {
-                let summary = v.get("summary")?;
-                if matches!(summary, Value::Null | Value::Bool(false))
-                    || summary == &json!("")
-                    || summary == &json!(0)
-                {
-                    return None;
-                }
-                out.insert("role".into(), json!("branchSummary"));
-                out.insert("summary".into(), summary.clone());
-                if let Some(from) = v.get("fromId") {
-                    out.insert("fromId".into(), from.clone());
-                }
-            }
-            _ => return None,
-        }
-        out.insert("timestamp".into(), json!(entry.timestamp_ms));
-        Some(Value::Object(out))
-    }
-}
-
-type TreeRow = (String, Option<String>, u32, Option<String>, Option<String>);
-
-fn provider_model(provider: Option<&Value>, model_id: Option<&Value>) -> Value {
-    let mut out = Map::new();
-    if let Some(provider) = provider {
-        out.insert("provider".into(), provider.clone());
-    }
-    if let Some(model_id) = model_id {
-        out.insert("modelId".into(), model_id.clone());
-    }
-    Value::Object(out)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Comparing a session with the model.
-// ---------------------------------------------------------------------------------------------
-
-/// Every answer of `session` (whose leaf should be `leaf`) equals the model's.
-fn check_session(what: &str, session: &mut Session, model: &Model, leaf: Option<usize>) {
-    let ids = |indexes: Vec<usize>| -> Vec<String> {
-        indexes
-            .into_iter()
-            .map(|index| model.entries[index].id.clone())
-            .collect()
-    };
-    assert_eq!(session.leaf_id().unwrap(), model.id(leaf), "{what}: leaf");
-    assert_eq!(
-        session.log_leaf_id().unwrap(),
-        model.id(model.log_leaf),
-        "{what}: log leaf"
-    );
-    assert_eq!(
-        session.path_ids(None).unwrap(),
-        ids(model.path(leaf)),
-        "{what}: path"
-    );
-    let context: Value =
-        serde_json::from_str(&session.build_context(None).unwrap().to_json()).unwrap();
-    assert_eq!(
-        serde_json::to_string(&context).unwrap(),
-        serde_json::to_string(&model.context(leaf)).unwrap(),
-        "{what}: context"
-    );
-    let tree: Vec<TreeRow> = session
-        .tree()
-        .unwrap()
-        .map(|node| {
-            let node = node.unwrap();
-            (
-                node.id,
-                node.parent_id,
-                node.depth,
-                node.label,
-                node.label_timestamp,
-            )
-        })
-        .collect();
-    assert_eq!(tree, model.tree(), "{what}: tree");
-    let labels: Vec<(String, String, String)> = model
-        .labels
-        .iter()
-        .map(|(target, (label, ts))| (target.clone(), label.clone(), ts.clone()))
-        .collect();
-    assert_eq!(session.labels().unwrap(), labels, "{what}: labels");
-    assert_eq!(session.session_name().unwrap(), model.name, "{what}: name");
-    let entries: Vec<_> = session
-        .entries()
-        .unwrap()
-        .map(|entry| {
-            let entry = entry.unwrap();
-            let type_name = entry.type_name().into_owned();
-            (
-                entry.id,
-                type_name,
-                entry.parent_id,
-                entry.tree_parent_id,
-                entry.depth,
-                entry.timestamp,
-                entry.offset_bytes,
-                entry.json,
-            )
-        })
-        .collect();
-    let expected: Vec<_> = model
-        .entries
-        .iter()
-        .map(|entry| {
-            (
-                entry.id.clone(),
-                entry.kind.clone(),
-                entry
-                    .value
-                    .get("parentId")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                model.id(entry.parent),
-                entry.depth,
-                entry.timestamp.clone(),
-                entry.offset as u64,
-                entry.line.clone(),
-            )
-        })
-        .collect();
-    assert_eq!(entries, expected, "{what}: entries");
-    let opaque: Vec<u64> = session
-        .opaque_records()
-        .unwrap()
-        .into_iter()
-        .map(|record| record.offset_bytes)
-        .collect();
-    let expected_opaque: Vec<u64> = model.opaque_offsets.iter().map(|at| *at as u64).collect();
-    assert_eq!(opaque, expected_opaque, "{what}: opaque records");
-    for (index, entry) in model.entries.iter().enumerate() {
-        let kids: Vec<String> = session
-            .children(&entry.id)
-            .unwrap()
-            .into_iter()
-            .map(|child| child.id)
-            .collect();
-        assert_eq!(
-            kids,
-            ids(model.sorted_children(Some(index))),
-            "{what}: children of {}",
-            entry.id
-        );
-        let got = session
-            .entry(&entry.id)
-            .unwrap()
-            .map(|entry| entry.offset_bytes);
-        assert_eq!(got, Some(entry.offset as u64), "{what}: entry {}", entry.id);
-        if let Some(leaf) = leaf {
-            let on_path = model.path(Some(leaf)).contains(&index);
-            assert_eq!(
-                session
-                    .is_ancestor(&entry.id, &model.entries[leaf].id)
-                    .unwrap(),
-                on_path,
-                "{what}: is_ancestor({}, leaf)",
-                entry.id
-            );
-            let leaf_path = model.path(Some(leaf));
-            let common = model
-                .path(Some(index))
-                .into_iter()
-                .zip(leaf_path)
-                .take_while(|(a, b)| a == b)
-                .last()
-                .map(|(a, _)| a);
-            assert_eq!(
-                session
-                    .common_ancestor(&entry.id, &model.entries[leaf].id)
-                    .unwrap(),
-                model.id(common),
-                "{what}: common_ancestor({}, leaf)",
-                entry.id
-            );
-        }
-    }
-    assert!(session.entry("no-such-id").unwrap().is_none());
-    let stats = session.stats().unwrap();
-    assert_eq!(
-        (stats.entry_count, stats.opaque_count),
-        (
-            model.entries.len() as u64,
-            model.opaque_offsets.len() as u64
-        ),
-        "{what}: counts"
-    );
-}
+use treelog_testkit::model::handle::{Append, Handle};
+use treelog_testkit::model::{IdTarget, Model, iso_ms};
 
 // ---------------------------------------------------------------------------------------------
 // Operations.
@@ -913,33 +331,13 @@ impl Call {
     }
 }
 
-/// What this handle has seen of the log, in model terms.
-struct HandleModel {
-    leaf: Option<usize>,
-    /// The log prefix this handle has indexed (complete lines).
-    seen_len: usize,
-    /// The prefix the conflict rule compares against: `seen_len`, except after a conflict,
-    /// which stays (a retry checks the same lines) until `refresh` or an append succeeds.
-    base_len: usize,
-    /// Opened on an empty log: its first append writes the header if the log is still empty.
-    header_pending: bool,
-}
-
 struct Harness {
     _dir: tempfile::TempDir,
     path: PathBuf,
     options: SessionOptions,
     session: Option<Session>,
-    handle: HandleModel,
+    handle: Handle,
     next_foreign_id: u32,
-}
-
-/// A private directory, in memory where the machine has one: redb commits fsync, and the test
-/// is about answers, not durability.
-fn scratch_dir() -> tempfile::TempDir {
-    tempfile::tempdir_in("/dev/shm")
-        .or_else(|_| tempfile::tempdir())
-        .unwrap()
 }
 
 fn read(path: &Path) -> Vec<u8> {
@@ -969,7 +367,7 @@ fn is_entry_id(id: &str) -> bool {
 
 impl Harness {
     fn new(on_conflict: OnConflict) -> Harness {
-        let dir = scratch_dir();
+        let dir = treelog_testkit::scratch_dir();
         let options = SessionOptions {
             on_conflict,
             ..SessionOptions::default()
@@ -980,12 +378,7 @@ impl Harness {
             _dir: dir,
             options,
             session: Some(session),
-            handle: HandleModel {
-                leaf: None,
-                seen_len: 0,
-                base_len: 0,
-                header_pending: true,
-            },
+            handle: Handle::created(),
             next_foreign_id: 0,
         }
     }
@@ -999,7 +392,7 @@ impl Harness {
     }
 
     fn view(&self) -> Model {
-        Model::parse(&read(&self.path)[..self.handle.seen_len])
+        self.handle.view(&read(&self.path))
     }
 
     fn foreign_id(&mut self, prefix: char) -> String {
@@ -1022,46 +415,12 @@ impl Harness {
             ..self.options.clone()
         };
         self.session = Some(Session::open(&self.path, options).unwrap());
-        let now = self.now();
-        self.handle = HandleModel {
-            leaf: now.log_leaf,
-            seen_len: now.read_len,
-            base_len: now.read_len,
-            header_pending: now.file_len == 0,
-        };
-    }
-
-    /// The model of the prefix the conflict rule compares against.
-    fn base(&self) -> Model {
-        Model::parse(&read(&self.path)[..self.handle.base_len])
-    }
-
-    /// The handle's leaf once it has caught up with `now`: an entry it had read that is no
-    /// longer one (a line read without its `\n`, onto which another writer then glued bytes)
-    /// gives way to the log's leaf.
-    fn leaf_after_catch_up(&self, view: &Model, now: &Model) -> Option<usize> {
-        match self.handle.leaf {
-            Some(index)
-                if now.entries.get(index).map(|entry| entry.offset)
-                    != Some(view.entries[index].offset) =>
-            {
-                now.log_leaf
-            }
-            leaf => leaf,
-        }
+        self.handle = Handle::opened(&read(&self.path));
     }
 
     fn refresh(&mut self) {
-        let base = self.base();
-        let now = self.now();
-        self.handle.leaf = self.leaf_after_catch_up(&self.view(), &now);
         self.session().refresh().unwrap();
-        if self.handle.leaf == base.log_leaf {
-            self.handle.leaf = now.log_leaf;
-        }
-        self.handle.seen_len = now.read_len;
-        self.handle.base_len = now.read_len;
-        self.handle.header_pending &= now.file_len == 0;
+        self.handle.refresh(&read(&self.path));
     }
 
     fn after(&mut self, after: After) {
@@ -1167,40 +526,24 @@ impl Harness {
             }
         }
         // The conflict rule and following the log's leaf.
-        let base = self.base();
-        self.handle.leaf = self.leaf_after_catch_up(&view, &now);
-        let conflict = now
-            .entries
-            .iter()
-            .filter(|entry| entry.offset >= self.handle.base_len)
-            .any(|entry| entry.parent == self.handle.leaf);
-        if conflict {
-            if self.options.on_conflict == OnConflict::Fail {
+        match self.handle.before_append(&before, self.options.on_conflict) {
+            Append::Conflict { .. } => {
                 let result = call.run(self.session());
                 assert!(matches!(result, Err(Error::Conflict { .. })), "{result:?}");
                 assert_eq!(read(&self.path), before, "a conflict writes nothing");
-                self.handle.seen_len = now.read_len;
-                self.handle.header_pending &= before.is_empty();
                 return;
             }
-            self.handle.leaf = now.log_leaf;
-        } else if self.handle.leaf == base.log_leaf {
-            self.handle.leaf = now.log_leaf;
-        }
-        if now.decided && now.header_id.is_none() {
-            // No header pi reads first: pi would not read the entry, so nothing is written.
-            let result = call.run(self.session());
-            assert!(
-                matches!(result, Err(Error::AppendRefused { .. })),
-                "{result:?}"
-            );
-            assert_eq!(read(&self.path), before, "a refused append writes nothing");
-            // Unlike a conflict, a refusal leaves no base behind: the next append checks only
-            // the lines written after this one.
-            self.handle.seen_len = now.read_len;
-            self.handle.base_len = now.read_len;
-            self.handle.header_pending = false;
-            return;
+            Append::Refused => {
+                // No header pi reads first: pi would not read the entry, so nothing is written.
+                let result = call.run(self.session());
+                assert!(
+                    matches!(result, Err(Error::AppendRefused { .. })),
+                    "{result:?}"
+                );
+                assert_eq!(read(&self.path), before, "a refused append writes nothing");
+                return;
+            }
+            Append::Writes => {}
         }
         let ids = call.run(self.session()).unwrap();
         assert!(ids.iter().all(|id| is_entry_id(id)), "{ids:?}");
@@ -1263,12 +606,7 @@ impl Harness {
         let after_model = Model::parse(&after);
         let last = after_model.entries.len() - 1;
         assert_eq!(&after_model.entries[last].id, ids.last().unwrap());
-        self.handle = HandleModel {
-            leaf: Some(last),
-            seen_len: after_model.read_len,
-            base_len: after_model.read_len,
-            header_pending: false,
-        };
+        self.handle.appended(&after);
     }
 
     fn apply(&mut self, op: &Op) {
@@ -1470,9 +808,9 @@ impl Harness {
     /// sometimes not) agrees with the model of the whole log and changes no byte of it.
     fn check(&mut self, step: &str, fresh: Fresh) {
         let bytes = read(&self.path);
-        let view = Model::parse(&bytes[..self.handle.seen_len]);
+        let view = self.handle.view(&bytes);
         let leaf = self.handle.leaf;
-        check_session(&format!("{step}: live"), self.session(), &view, leaf);
+        view.check_session(&format!("{step}: live"), self.session(), leaf);
         let now = Model::parse(&bytes);
         for (use_index, verify) in [
             (true, Verify::Quick),
@@ -1494,7 +832,7 @@ impl Harness {
             };
             let mut fresh = Session::open(&self.path, options).unwrap();
             let what = format!("{step}: fresh (index {use_index}, {verify:?})");
-            check_session(&what, &mut fresh, &now, now.log_leaf);
+            now.check_session(&what, &mut fresh, now.log_leaf);
             let view_has_first_line = has_first_line(&bytes[..self.handle.seen_len]);
             let log_has_first_line = has_first_line(&bytes[..now.read_len]);
             if !self.handle.header_pending && (view_has_first_line || !log_has_first_line) {

@@ -2,15 +2,13 @@
 //! chunk by chunk within one log, never goes back, and ends at the log's length, for a rebuild, a
 //! catch-up and a replay without index.
 
-use crate::common;
-
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::hooked_storage::HookedStorage;
 use treelog::{Session, SessionOptions};
+use treelog_testkit::hooked_storage::HookedStorage;
 
 /// A pi-shaped log of `entries` messages, each about 300 bytes: several scan chunks (1 MiB).
 fn log_bytes(entries: usize) -> Vec<u8> {

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::openclaw_fixture;
+use treelog_testkit::openclaw_fixture;
 
 use treelog::openclaw::{self, Address, AgentDb, ProblemKind, SessionSource};
 use treelog::{Session, SessionOptions};
@@ -441,7 +441,7 @@ mod search_sessions {
     use treelog::search::{self, Branches, Hit, SearchError, SearchOptions, SortOrder};
 
     use super::{address, state_dir, writable};
-    use crate::common::openclaw_fixture;
+    use treelog_testkit::openclaw_fixture;
 
     fn options(cache: &Path, branches: Branches, sort: SortOrder) -> SearchOptions {
         SearchOptions {

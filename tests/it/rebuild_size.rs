@@ -3,8 +3,6 @@
 //! file is more than a twentieth of the log, as these small logs' sidecars are (mostly redb's
 //! fixed tables; src/index/store/rebuild.rs, `compaction_worth_it`).
 
-use crate::common;
-
 use std::io::Write;
 
 use treelog::{Session, SessionOptions};
@@ -30,7 +28,7 @@ fn used_and_file_bytes(log: &std::path::Path) -> (u64, u64) {
 /// unused) leave at most a fifth of the sidecar unused, and answer as a replay does.
 #[test]
 fn rebuilt_sidecar_is_mostly_used() {
-    let dir = common::scratch_dir();
+    let dir = treelog_testkit::scratch_dir();
     for entries in [200usize, 3_000, 8_000] {
         let log = dir.path().join(format!("log-{entries}.jsonl"));
         let mut text = String::from(r#"{"type":"session","version":3,"id":"s","cwd":"/w"}"#);
@@ -55,9 +53,9 @@ fn rebuilt_sidecar_is_mostly_used() {
             ..SessionOptions::default()
         };
         let session = Session::open(&log, options).expect("rebuild");
-        let answers = common::answers(&session).expect("answers");
+        let answers = treelog_testkit::answers(&session).expect("answers");
         drop(session);
-        assert_eq!(answers, common::replay(&log), "{entries} entries");
+        assert_eq!(answers, treelog_testkit::replay(&log), "{entries} entries");
         let (used_bytes, file_bytes) = used_and_file_bytes(&log);
         assert!(
             file_bytes.saturating_sub(used_bytes) * 5 <= file_bytes,

@@ -2,16 +2,14 @@
 //! query's slow reading finds, after builds, appends by treelog and by a plain file append,
 //! rewrites, deletions, and every kind of index that must be rebuilt.
 
-use crate::common;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use common::rng::Rng;
-use common::search_texts::{EntryText, entry_texts, followed_entry_texts};
 use treelog::search::{self, Branches, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
+use treelog_testkit::rng::Rng;
+use treelog_testkit::search_texts::{EntryText, entry_texts, followed_entry_texts};
 
 /// Every hit a test can see: (log path, line, id).
 type HitSet = BTreeSet<(PathBuf, u64, String)>;

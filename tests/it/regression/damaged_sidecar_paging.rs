@@ -2,12 +2,10 @@
 //! child, context lines in one shared buffer): a damaged or crafted sidecar must give an error
 //! or a correct answer, never a duplicated subtree or a panic.
 
-use crate::common;
-
 use std::path::{Path, PathBuf};
 
-use common::{CHILDREN, patch_record, tamper};
 use treelog::{Session, SessionOptions, sidecar_path};
+use treelog_testkit::{CHILDREN, patch_record, tamper};
 
 /// A log of three chained messages (the middle one's content given) with a built sidecar.
 fn three_messages(dir: &Path, middle: &str) -> (PathBuf, Vec<String>) {

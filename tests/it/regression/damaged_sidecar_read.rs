@@ -5,7 +5,7 @@
 
 use treelog::{Error, Session, SessionOptions, sidecar_path};
 
-/// The fuzz input: mode 3, then the xor patches and the log (see fuzz/fuzz_targets/checks.rs).
+/// The fuzz input: mode 3, then the xor patches and the log (see `treelog_testkit::fuzz::open_log`).
 const INPUT: &[u8] = include_bytes!("../../../fuzz/corpus/open_log/regression-redb-panic-escapes");
 
 #[test]

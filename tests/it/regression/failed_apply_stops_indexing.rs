@@ -5,15 +5,13 @@
 //! failure, and the session rebuilds the index from the log (format-spec/index.md §3, "Damage
 //! found by a read"): the catch-up succeeds with every line, none skipped.
 
-use crate::common;
-
 use std::io::Write;
 
 #[test]
 fn failed_apply_is_not_skipped() {
-    let dir = common::scratch_dir();
+    let dir = treelog_testkit::scratch_dir();
     let path = dir.path().join("log.jsonl");
-    let mut session = common::open(&path);
+    let mut session = treelog_testkit::open(&path);
     let ids: Vec<String> = (0..300)
         .map(|n| {
             session
@@ -23,15 +21,15 @@ fn failed_apply_is_not_skipped() {
         .collect();
     session.close().expect("close");
     // The log was created by that session, without a sidecar: this open builds one.
-    drop(common::open(&path));
+    drop(treelog_testkit::open(&path));
     // The page of the third entry's record (seq 2: the header line has none) gets an unknown
     // id mode (its second byte), so reading its links fails.
-    common::tamper(&path, |txn| {
-        common::tamper_page(txn, 2, |_, page| page[1] = 0xEE)
+    treelog_testkit::tamper(&path, |txn| {
+        treelog_testkit::tamper_page(txn, 2, |_, page| page[1] = 0xEE)
     });
     let sidecar_before = std::fs::read(treelog::sidecar_path(&path)).expect("sidecar");
 
-    let mut session = common::open(&path);
+    let mut session = treelog_testkit::open(&path);
     // Another process appends a child of the damaged entry, then a child of the last one.
     let mut log = std::fs::OpenOptions::new()
         .append(true)
@@ -59,8 +57,8 @@ fn failed_apply_is_not_skipped() {
         treelog::IndexState::Rebuilt { damaged: true, .. }
     ));
     assert_eq!(
-        common::answers(&session).expect("answers"),
-        common::replay(&path)
+        treelog_testkit::answers(&session).expect("answers"),
+        treelog_testkit::replay(&path)
     );
     assert!(session.entry("aaaa0001").expect("entry").is_some());
     session
@@ -72,10 +70,10 @@ fn failed_apply_is_not_skipped() {
         std::fs::read(treelog::sidecar_path(&path)).expect("sidecar"),
         sidecar_before
     );
-    let reopened = common::open(&path);
+    let reopened = treelog_testkit::open(&path);
     assert!(reopened.entry("aaaa0001").expect("entry").is_some());
     assert_eq!(
-        common::answers(&reopened).expect("answers"),
-        common::replay(&path)
+        treelog_testkit::answers(&reopened).expect("answers"),
+        treelog_testkit::replay(&path)
     );
 }

@@ -3,8 +3,6 @@
 //! without them, so it answered "no such entry" for everything already committed. A failed
 //! flush must leave the handle answering as before, from its old tables plus its overlay.
 
-use crate::common;
-
 use std::io::Write;
 
 use treelog::{Session, SessionOptions};
@@ -20,7 +18,7 @@ fn root_entry(id: u32) -> String {
 
 #[test]
 fn failed_flush_keeps_answering_committed_entries() {
-    let dir = common::scratch_dir();
+    let dir = treelog_testkit::scratch_dir();
     let path = dir.path().join("s.jsonl");
     let mut log = format!("{HEADER}\n");
     let ids: Vec<u32> = (0..3000u32)
@@ -34,7 +32,7 @@ fn failed_flush_keeps_answering_committed_entries() {
     drop(Session::open(&path, SessionOptions::default()).unwrap());
     // Cut the last bytes off the last page of `ids` (ids below 0x1000_0000 in five pages or
     // so): it fails its crc.
-    common::tamper(&path, |txn| {
+    treelog_testkit::tamper(&path, |txn| {
         let mut table = txn.open_table(IDS).unwrap();
         let (key, mut page) = {
             let (key, page) = redb::ReadableTable::last(&table).unwrap().unwrap();

@@ -4,14 +4,12 @@
 //! failures now leave the append successful; the handle answers from memory and the next open
 //! rebuilds (or, where the sidecar path cannot hold a file, replays) the index.
 
-use crate::common;
-
 use treelog::{IndexState, Session, SessionOptions, sidecar_path};
 
 /// The sidecar path becomes a directory after the open: every index write fails, no append does.
 #[test]
 fn appends_survive_an_unwritable_index() {
-    let (_dir, path) = common::indexed_sample();
+    let (_dir, path) = treelog_testkit::indexed_sample();
 
     let mut session = Session::open(&path, SessionOptions::default()).expect("open");
     std::fs::remove_file(sidecar_path(&path)).expect("remove sidecar");

@@ -3,8 +3,6 @@
 //! record outside the indexed prefix before allocating, as damage: the index is rebuilt from
 //! the log and the read answers from it.
 
-use crate::common;
-
 use redb::ReadableTable;
 use treelog::format::page::{PageView, encode_page};
 use treelog::format::record::Record;
@@ -12,7 +10,9 @@ use treelog::{IndexState, Session, SessionOptions};
 
 /// The seq of the last record in the sidecar (the last of its last page).
 fn last_seq(txn: &redb::WriteTransaction) -> u64 {
-    let records = txn.open_table(common::RECORDS).expect("records table");
+    let records = txn
+        .open_table(treelog_testkit::RECORDS)
+        .expect("records table");
     let (first_seq, page) = records.last().expect("read").expect("a page");
     let count = PageView::new(first_seq.value(), page.value())
         .and_then(|page| page.decode_all())
@@ -27,14 +27,16 @@ fn last_seq(txn: &redb::WriteTransaction) -> u64 {
 /// the log does.
 #[test]
 fn oversized_record_is_rebuilt_not_read() {
-    let (_dir, path) = common::indexed_sample();
+    let (_dir, path) = treelog_testkit::indexed_sample();
     let expected = Session::open(&path, SessionOptions::default())
         .and_then(|session| session.build_context(None))
         .map(|context| format!("{context:?}"))
         .expect("context");
-    common::tamper(&path, |txn| {
+    treelog_testkit::tamper(&path, |txn| {
         let last = last_seq(txn);
-        let mut records = txn.open_table(common::RECORDS).expect("records table");
+        let mut records = txn
+            .open_table(treelog_testkit::RECORDS)
+            .expect("records table");
         let pages: Vec<(u64, Vec<u8>)> = records
             .iter()
             .expect("iterate")
@@ -87,13 +89,13 @@ fn damaged_last_record_rebuilds_on_open() {
         ("id", |record| record.id = "0badc0de".into(), "names id"),
     ];
     for (case, damage, reason_part) in cases {
-        let (_dir, path) = common::indexed_sample();
+        let (_dir, path) = treelog_testkit::indexed_sample();
         let expected = Session::open(&path, SessionOptions::default())
             .and_then(|session| session.build_context(None))
             .map(|context| format!("{context:?}"))
             .expect("context");
-        common::tamper(&path, |txn| {
-            common::patch_record(txn, last_seq(txn), damage)
+        treelog_testkit::tamper(&path, |txn| {
+            treelog_testkit::patch_record(txn, last_seq(txn), damage)
         });
         let session = Session::open(&path, SessionOptions::default()).expect("open");
         match session.index_state() {

@@ -7,13 +7,11 @@
 //! which a live handle notices at its next catch-up and answers as a fresh replay does. An
 //! unparseable fragment is still a torn tail.
 
-use crate::common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use common::{Answers, answers, no_index, replay, scratch_dir};
 use treelog::{IndexState, Session, SessionOptions};
+use treelog_testkit::{Answers, answers, no_index, replay, scratch_dir};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#;
 const ONE: &str = r#"{"type":"message","id":"aaaaaaaa","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}"#;

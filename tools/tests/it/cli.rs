@@ -1,8 +1,6 @@
 //! End-to-end tests of the `treelog` binary: each runs it on a private copy of the bundled
 //! pi transcript (or a file made for the test) in its own temporary directory.
 
-use crate::common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -39,7 +37,7 @@ fn treelog_env(args: &[&str], stdin: &str, env: &[(&str, &Path)]) -> Output {
     for (key, value) in env {
         command.env(key, value);
     }
-    common::output_with_stdin(command.args(args), stdin)
+    treelog_testkit::process::output_with_stdin(command.args(args), stdin)
 }
 
 fn stdout(output: &Output) -> String {

@@ -5,8 +5,6 @@
 //! files end with one summary line on stderr, also when all are clean and when a directory holds no
 //! session; `reindex --json` reports in argument order.
 
-use crate::common;
-
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,7 +18,7 @@ fn treelog(args: &[&str]) -> Output {
     command
         .args(args)
         .env("PI_CODING_AGENT_DIR", "/nonexistent-treelog-test");
-    common::output_with_stdin(&mut command, "")
+    treelog_testkit::process::output_with_stdin(&mut command, "")
 }
 
 fn stdout(output: &Output) -> String {

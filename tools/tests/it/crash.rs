@@ -24,9 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use treelog::{IndexState, Session, SessionOptions};
-
-use crate::common::rng;
-use rng::Rng;
+use treelog_testkit::rng::Rng;
 
 /// Rounds on one file before starting a new one (bounds the file size and the check time).
 const ROUNDS_PER_FILE: usize = 10;

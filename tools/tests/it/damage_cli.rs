@@ -18,9 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-use crate::common::rng;
-use rng::Rng;
+use treelog_testkit::rng::Rng;
 
 const PAGE: usize = 4096;
 const TIMEOUT: Duration = Duration::from_secs(20);

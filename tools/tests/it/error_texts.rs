@@ -7,8 +7,6 @@
 //! Root ignores file permissions, so under root the binary runs as `nobody` through
 //! `setpriv`; where that is impossible the test says why and checks nothing.
 
-use crate::common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -58,7 +56,7 @@ fn run(runner: &[String], args: &[&str], stdin: &str) -> Output {
         }
         None => Command::new(env!("CARGO_BIN_EXE_treelog")),
     };
-    common::output_with_stdin(command.args(args), stdin)
+    treelog_testkit::process::output_with_stdin(command.args(args), stdin)
 }
 
 fn set_mode(path: &Path, mode: u32) {

@@ -2,8 +2,6 @@
 //! beside the logs or in the index directory; with `--index-dir DIR` (or `TREELOG_INDEX_DIR`,
 //! which the flag overrides) the session folder is left untouched and the indexes go to DIR.
 
-use crate::common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -101,7 +99,7 @@ fn no_index_write_writes_nothing() {
     }
     assert!(!index_dir.exists());
 
-    let append = common::output_with_stdin(
+    let append = treelog_testkit::process::output_with_stdin(
         Command::new(env!("CARGO_BIN_EXE_treelog"))
             .args(["append", text(&logs[0]), "--no-index-write"])
             .env_remove("TREELOG_INDEX_DIR"),

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::openclaw_fixture;
+use treelog_testkit::openclaw_fixture;
 
 /// The fixture unpacked into a fresh directory: returns (guard, state directory).
 fn state_dir() -> (tempfile::TempDir, PathBuf) {

@@ -2,18 +2,15 @@
 //! search --help` documents, hits checked against a brute-force scan of the same logs, searches at
 //! once, and a reindex killed mid-update repaired by the next search.
 
-use crate::common::rng;
-use crate::common::search_texts;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use rng::Rng;
-use search_texts::followed_entry_texts;
 use serde_json::Value;
 use treelog::search;
+use treelog_testkit::rng::Rng;
+use treelog_testkit::search_texts::followed_entry_texts;
 
 fn treelog(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_treelog"))

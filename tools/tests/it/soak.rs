@@ -41,9 +41,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use treelog::storage::{FileIdentity, LogStorage};
 use treelog::{OnConflict, Session, SessionOptions};
-
-use crate::common::rng;
-use rng::Rng;
+use treelog_testkit::rng::Rng;
 
 /// The soak test's name as the test harness knows it: its module path inside the test binary,
 /// without the crate's name (`soak::soak_of_concurrent_writers_and_readers`).

@@ -1,14 +1,4 @@
-//! Helpers shared by the CLI tests (`crate::common` in each module that needs them), and the
-//! library tests' helpers they share: the seeded generator and the brute-force search texts.
-
-#![allow(dead_code)]
-
-#[path = "../../../../tests/common/openclaw_fixture.rs"]
-pub mod openclaw_fixture;
-#[path = "../../../../tests/common/rng.rs"]
-pub mod rng;
-#[path = "../../../../tests/common/search_texts.rs"]
-pub mod search_texts;
+//! Child processes of the CLI tests: a command run with its standard input given.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};

@@ -1,12 +1,11 @@
 //! splitmix64, the seeded generator of the tests that draw their damage, scripts and kills:
-//! small, and each draw follows from the seed alone, so a printed seed replays a run. Shared
-//! by `tests/` (through `common`) and `tools/tests/` (by path).
-
-#![allow(dead_code)]
+//! small, and each draw follows from the seed alone, so a printed seed replays a run.
 
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// The next draw. A generator, not an `Iterator`: it never ends.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;

@@ -1,9 +1,6 @@
 //! The brute-force side of the search tests (tests/it/search.rs, tools/tests/it/search.rs): every
 //! entry's searchable text read straight from the logs, line by line, without the index.
 
-// Each test binary reads the fields it needs.
-#![allow(dead_code)]
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
