@@ -1,5 +1,5 @@
 //! In-process micro-benchmarks of the engine (`cargo bench`). Whole-process figures against a
-//! full replay of the log, with memory, are `treelog bench` (BENCHMARKS.md).
+//! full replay of the log, with memory, are `treelog-dev bench` (BENCHMARKS.md).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

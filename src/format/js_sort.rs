@@ -646,7 +646,7 @@ mod tests {
     /// Node 24's own `Array.prototype.sort` (V8 13.6), run with pi's comparator on generated
     /// key lists of 0 to 600 items (unparseable timestamps among them, runs that make the
     /// merges gallop), left every list in the order this module gives: the vectors were written
-    /// by `node tools/pi-bench/tree_order.mjs` (see `tests/it/regression/tree_order.rs`).
+    /// by `node dev/pi-bench/tree_order.mjs` (see `tests/it/regression/tree_order.rs`).
     /// `TREELOG_V8_SORT_VECTORS` may name a further file of the same form to replay (12,000
     /// random lists of up to 3,000 items matched when this was written).
     #[test]

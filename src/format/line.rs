@@ -271,7 +271,7 @@ pub(crate) const FIELD_NAMES: [&str; FIELD_COUNT] = [
 
 /// The three fields a serde_json baseline reads (`type`, `id`, `parentId`;
 /// borrowed, owned where they hold escapes), the rest of the line skipped and so validated.
-/// Not used by the engine: the benchmarks (`treelog bench`, `examples/parse_timing`) time
+/// Not used by the engine: the benchmarks (`treelog-dev bench`, `examples/parse_timing`) time
 /// this reading beside [`classify`].
 #[doc(hidden)]
 #[derive(Deserialize)]

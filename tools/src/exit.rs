@@ -163,6 +163,27 @@ impl From<treelog::search::SearchError> for CliError {
     }
 }
 
+impl From<treelog_synth::Error> for CliError {
+    fn from(error: treelog_synth::Error) -> CliError {
+        match error {
+            treelog_synth::Error::Library(error) => CliError::Library(error),
+            treelog_synth::Error::Io {
+                path,
+                operation,
+                source,
+            } => CliError::Io {
+                path,
+                operation,
+                source,
+            },
+            treelog_synth::Error::Exists(path) => {
+                CliError::input(path.display().to_string(), treelog_synth::Error::EXISTS)
+            }
+            error @ treelog_synth::Error::InvalidJson(_) => CliError::Usage(error.to_string()),
+        }
+    }
+}
+
 impl From<treelog::Error> for CliError {
     fn from(error: treelog::Error) -> CliError {
         CliError::Library(error)

@@ -10,15 +10,14 @@ mod parallel;
 mod preview;
 mod progress;
 mod sidecars;
-mod synth;
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
-    append, bench, compact, completions, context, demo, export, generate, info, list, man,
-    openclaw, path, push_pull, reindex, repair, search, tree, verify,
+    append, compact, completions, context, demo, export, info, list, man, openclaw, path,
+    push_pull, reindex, repair, search, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -44,7 +43,6 @@ enum Command {
     Tree(tree::Args),
     Info(info::Args),
     Append(append::Args),
-    Gen(generate::Args),
     Reindex(reindex::Args),
     Search(search::Args),
     Verify(verify::Args),
@@ -52,15 +50,12 @@ enum Command {
     Export(export::Args),
     Repair(repair::Args),
     Demo(demo::Args),
-    Bench(bench::Args),
     Completions(completions::Args),
     Man(man::Args),
     Openclaw(openclaw::Args),
     Push(push_pull::PushArgs),
     Pull(push_pull::PullArgs),
     Compact(compact::Args),
-    #[command(hide = true)]
-    BenchProbe(bench::ProbeArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,7 +82,6 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Tree(args) => tree::run(args, out),
         Command::Info(args) => info::run(args, out),
         Command::Append(args) => append::run(args, out),
-        Command::Gen(args) => generate::run(args, out),
         Command::Reindex(args) => reindex::run(args, out),
         Command::Search(args) => search::run(args, out),
         Command::Verify(args) => verify::run(args, out),
@@ -95,13 +89,11 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Export(args) => export::run(args, out),
         Command::Repair(args) => repair::run(args, out),
         Command::Demo(args) => demo::run(args, out),
-        Command::Bench(args) => bench::run(args, out),
         Command::Completions(args) => completions::run(args, Cli::command(), out),
         Command::Man(args) => man::run(args, Cli::command(), out),
         Command::Openclaw(args) => openclaw::run(args, out),
         Command::Push(args) => push_pull::run_push(args, out),
         Command::Pull(args) => push_pull::run_pull(args, out),
         Command::Compact(args) => compact::run(args, out),
-        Command::BenchProbe(args) => bench::run_probe(args, out),
     }
 }

@@ -2,9 +2,9 @@
 //
 // search and reindexSearch in process: reindexSearch(DIR) first (the
 // first build when DIR has no index yet: its bytes, wall time and the process's CPU time),
-// then each query of scripts/search-bench as search(query, DIR) (default limit 20), the
+// then each query of dev/search-bench as search(query, DIR) (default limit 20), the
 // median and minimum of R awaited calls (default 21) on the index as it is then, and the
-// catch-up as scripts/search-bench measures it: search("tokio", DIR) after 1 MiB of whole
+// catch-up as dev/search-bench measures it: search("tokio", DIR) after 1 MiB of whole
 // lines is appended to DIR/zz-catchup/c.jsonl, against the same search with nothing appended
 // (medians of 7 rounds each). DIR is written (its index, and zz-catchup/): run it on a copy
 // of a corpus.
@@ -21,7 +21,7 @@ if (!dir || !(runs >= 1)) {
   console.error("usage: npm run bench:search -- DIR [--runs R]");
   process.exit(2);
 }
-/** The queries of scripts/search-bench, so that the figures compare with the CLI's. */
+/** The queries of dev/search-bench, so that the figures compare with the CLI's. */
 const QUERIES = ["tokio", "fsync torn", '"build lock"', "comp*", "lock -tokio", "qqqzzz"];
 
 const cpuBefore = process.cpuUsage();
@@ -46,7 +46,7 @@ for (const query of QUERIES) {
   console.log(`search(${JSON.stringify(query)}): median ${median(times).toFixed(2)} ms, min ${Math.min(...times).toFixed(2)} ms, ${hits.length} hits`);
 }
 
-/** The logs under `path`, sorted by path (scripts/search-bench's corpus_logs order). */
+/** The logs under `path`, sorted by path (dev/search-bench's corpus_logs order). */
 function logsUnder(path) {
   return readdirSync(path, { withFileTypes: true })
     .filter((entry) => !entry.name.startsWith("."))

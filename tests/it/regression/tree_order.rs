@@ -1,7 +1,7 @@
 //! Regressions on the order of `Session::tree()`, checked against pi 1.6.0's
 //! `getTree()` on the logs of `tests/data/tree-order/`. pi's answers were recorded by
-//! `tools/pi-bench/tree_order.mjs`, run as
-//! `node tools/pi-bench/tree_order.mjs --pi /tmp/pirefs/node_modules/@earendil-works/pi-coding-agent/dist/index.js`
+//! `dev/pi-bench/tree_order.mjs`, run as
+//! `node dev/pi-bench/tree_order.mjs --pi /tmp/pirefs/node_modules/@earendil-works/pi-coding-agent/dist/index.js`
 //! under Node 24.22.3 (V8 13.6); it opens each log with `SessionManager.open` and lists
 //! `getTree()` depth-first, children in their array order.
 //!

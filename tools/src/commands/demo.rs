@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use treelog::{IndexState, Session, SessionOptions};
+use treelog_synth::{self as synth, GenOptions, Writer};
 
 use crate::commands::tree::{self, Drawing};
 use crate::exit::CliError;
 use crate::out::Out;
 use crate::progress;
-use crate::synth::{self, GenOptions, Writer};
 
 /// A coding session pi 1.6.0 wrote through its own SDK (`createAgentSession`, with pi-ai's
 /// faux provider scripting the model): pi's real bash, read and edit tools at work, a branch
@@ -123,7 +123,7 @@ fn tour(dir: &Path, entries: u64, out: &mut Out) -> Result<(), CliError> {
         let state = describe_index(session.index_state());
         session.close()?;
         let note = if path == &generated && matches!(state.as_str(), "fresh") {
-            " (`treelog gen` indexed it while writing)"
+            " (the generator indexed it while writing)"
         } else {
             ""
         };

@@ -2,13 +2,11 @@
 //! helpers shared by several commands live here.
 
 pub mod append;
-pub mod bench;
 pub mod compact;
 pub mod completions;
 pub mod context;
 pub mod demo;
 pub mod export;
-pub mod generate;
 pub mod info;
 pub mod list;
 pub mod list_store;

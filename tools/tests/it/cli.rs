@@ -396,28 +396,24 @@ fn tree_shape(path: &Path) -> Vec<(u64, bool)> {
         .collect()
 }
 
-/// `gen` writes exactly N entries that verify clean, and the same seed gives the same tree
-/// shape and counts whichever writer is used.
+/// The generator (`treelog demo`'s, and `treelog-dev gen`'s) writes exactly N entries that
+/// verify clean, the same seed gives the same tree shape and counts whichever writer is used,
+/// and it refuses a file that exists.
 #[test]
-fn gen_is_deterministic_and_clean() {
+fn generator_is_deterministic_and_clean() {
+    use treelog_synth::Writer;
     let dir = tempfile::tempdir().expect("temp dir");
     let via_session = dir.path().join("session.jsonl");
     let bulk = dir.path().join("bulk.jsonl");
-    let common = [
-        "--entries",
-        "400",
-        "--seed",
-        "7",
-        "--branch-rate",
-        "0.05",
-        "--compact-every",
-        "100",
-        "--payload-bytes",
-        "300",
-    ];
-    let summary = run_ok(&[&["gen", arg(&via_session)][..], &common[..]].concat());
-    assert!(summary.starts_with("wrote 400 entries"), "{summary}");
-    run_ok(&[&["gen", arg(&bulk), "--bulk"][..], &common[..]].concat());
+    let options = |writer| treelog_synth::GenOptions {
+        branch_rate: 0.05,
+        compact_every: 100,
+        payload_bytes: 300,
+        ..crate::synth::options(400, 7, writer)
+    };
+    let summary = treelog_synth::generate(&via_session, &options(Writer::Session), |_| {}).unwrap();
+    assert_eq!(summary.entries, 400);
+    treelog_synth::generate(&bulk, &options(Writer::Bulk), |_| {}).unwrap();
     let info_bulk: Value = serde_json::from_str(&run_ok(&["info", arg(&bulk), "--json"])).unwrap();
     let info_session: Value =
         serde_json::from_str(&run_ok(&["info", arg(&via_session), "--json"])).unwrap();
@@ -427,8 +423,11 @@ fn gen_is_deterministic_and_clean() {
     assert!(info_bulk["countsByType"]["branch_summary"].as_u64() >= Some(1));
     assert_eq!(tree_shape(&bulk), tree_shape(&via_session));
     run_ok(&["verify", arg(&bulk), arg(&via_session)]);
-    let again = treelog(&[&["gen", arg(&bulk)][..], &common[..]].concat(), "");
-    assert_exit(&again, 2);
+    let again = treelog_synth::generate(&bulk, &options(Writer::Bulk), |_| {});
+    assert!(
+        matches!(again, Err(treelog_synth::Error::Exists(_))),
+        "{again:?}"
+    );
 }
 
 /// `reindex` reports a rebuild for new sidecars, then fresh ones, as JSON lines and a summary.

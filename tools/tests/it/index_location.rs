@@ -201,7 +201,7 @@ fn demo_keeps_its_sidecars_in_the_index_dir() {
         "{shown}"
     );
     assert!(
-        shown.contains("index fresh (`treelog gen` indexed it while writing)"),
+        shown.contains("index fresh (the generator indexed it while writing)"),
         "the generated log's sidecar in DIR was not the one opened: {shown}"
     );
     let in_work: Vec<_> = snapshot(&work)

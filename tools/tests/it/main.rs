@@ -16,3 +16,4 @@ mod openclaw_search;
 mod reindex_progress;
 mod search;
 mod soak;
+mod synth;

@@ -47,12 +47,7 @@ fn positions(drawn: &str) -> Vec<String> {
 fn progress_bar_moves_within_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("big.jsonl");
-    let generated = Command::new(treelog())
-        .args(["gen", "--entries", "6000", "--bulk"])
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(generated.status.success(), "{generated:?}");
+    crate::synth::generate(&log, 6000, 1);
     let len = std::fs::metadata(&log).unwrap().len();
     assert!(len > 4 * 1024 * 1024, "{len} bytes: several chunks");
     let path = log.to_str().unwrap();

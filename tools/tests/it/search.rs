@@ -222,23 +222,7 @@ fn killed_update_is_repaired() {
     let dir = tempfile::tempdir().unwrap();
     for seed in 0..4 {
         let file = dir.path().join(format!("g{seed}.jsonl"));
-        let output = treelog(
-            &[
-                "gen",
-                file.to_str().unwrap(),
-                "--entries",
-                "1000",
-                "--seed",
-                &seed.to_string(),
-                "--bulk",
-            ],
-            dir.path(),
-        );
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        crate::synth::generate(&file, 1000, seed);
     }
     let mut rng = Rng(2105);
     for round in 0..4 {

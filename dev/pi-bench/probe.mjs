@@ -1,5 +1,5 @@
 // One cold open of a transcript by pi's own SessionManager, in this fresh process, printed
-// as the same JSON keys as `treelog bench-probe`: open, buildSessionContext, the branch from
+// as the same JSON keys as `treelog-dev bench-probe`: open, buildSessionContext, the branch from
 // the leaf to the root (pi's getBranch: whole entries, as pi has no ids-only walk), and the
 // process's peak RSS after open + context.
 //

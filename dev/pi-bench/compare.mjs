@@ -1,9 +1,9 @@
-// Side by side, in the same run: cold opens of each transcript by `treelog bench-probe`
+// Side by side, in the same run: cold opens of each transcript by `treelog-dev bench-probe`
 // (with a fresh index) and by pi's own SessionManager (probe.mjs), alternating, in fresh
 // processes; prints a markdown table of medians and checks that both find the same context
 // and branch.
 //
-// Usage: node compare.mjs [--runs N] [--treelog PATH] FILE...
+// Usage: node compare.mjs [--runs N] [--treelog PATH] [--treelog-dev PATH] FILE...
 // pi opens a fresh copy of each file at each run (it may rewrite a file it migrates); files
 // over pi's ~512 MiB ceiling are tried once and reported with pi's error. "Same context and
 // branch" compares the number of context messages and the branch length of every run.
@@ -17,14 +17,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 let runs = 5;
 let treelog = join(here, "../../target/release/treelog");
+let treelogDev = join(here, "../../target/release/treelog-dev");
 const files = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--runs") runs = Number(args[++i]);
   else if (args[i] === "--treelog") treelog = args[++i];
+  else if (args[i] === "--treelog-dev") treelogDev = args[++i];
   else files.push(args[i]);
 }
 if (files.length === 0 || !(runs > 0)) {
-  console.error("usage: node compare.mjs [--runs N] [--treelog PATH] FILE...");
+  console.error("usage: node compare.mjs [--runs N] [--treelog PATH] [--treelog-dev PATH] FILE...");
   process.exit(2);
 }
 
@@ -56,8 +58,8 @@ try {
     const ours = [];
     const theirs = [];
     for (let run = 0; run < runs; run++) {
-      const mine = probe(treelog, ["bench-probe", file]);
-      if (mine.error) throw new Error(`treelog bench-probe ${file}: ${mine.error}`);
+      const mine = probe(treelogDev, ["bench-probe", file]);
+      if (mine.error) throw new Error(`treelog-dev bench-probe ${file}: ${mine.error}`);
       ours.push(mine);
       copyFileSync(file, copy);
       const pi = probe(process.execPath, ["--max-old-space-size=16384", join(here, "probe.mjs"), copy]);

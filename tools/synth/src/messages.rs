@@ -1,8 +1,8 @@
 //! The message payloads of generated entries: user messages, assistant messages with
 //! thinking and tool calls, tool results, shaped like pi's and sized by the options.
 
-use super::Generator;
-use super::words::{EXTENSIONS, MODELS, TOOLS, WORDS, push_json_str};
+use crate::Generator;
+use crate::words::{EXTENSIONS, MODELS, TOOLS, WORDS, push_json_str};
 
 impl Generator<'_> {
     /// Random words making about `low..=high` bytes, as plain text.

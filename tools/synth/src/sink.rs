@@ -9,29 +9,29 @@ use std::time::{Duration, Instant};
 
 use treelog::{NewEntry, Session, SessionOptions};
 
-use crate::exit::CliError;
+use crate::error::Error;
 
 /// Where the generator's entries go.
 pub(super) trait Sink {
     /// Appends `entries` as a chain from the leaf (each the child of the one before); the last
     /// becomes the leaf. Returns their ids.
-    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, CliError>;
+    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, Error>;
     /// Moves the leaf to `id`.
-    fn branch(&mut self, id: &str) -> Result<(), CliError>;
+    fn branch(&mut self, id: &str) -> Result<(), Error>;
     /// Ends the writing; returns the time spent indexing afterwards.
-    fn finish(self: Box<Self>) -> Result<Duration, CliError>;
+    fn finish(self: Box<Self>) -> Result<Duration, Error>;
 }
 
 impl Sink for Session {
-    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, CliError> {
+    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, Error> {
         Ok(Session::append_many(self, entries)?)
     }
 
-    fn branch(&mut self, id: &str) -> Result<(), CliError> {
+    fn branch(&mut self, id: &str) -> Result<(), Error> {
         Ok(Session::branch(self, id)?)
     }
 
-    fn finish(self: Box<Self>) -> Result<Duration, CliError> {
+    fn finish(self: Box<Self>) -> Result<Duration, Error> {
         self.close()?;
         Ok(Duration::ZERO)
     }
@@ -49,7 +49,7 @@ pub(super) struct BulkSink<'a> {
 }
 
 impl Sink for BulkSink<'_> {
-    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, CliError> {
+    fn append_many(&mut self, entries: Vec<NewEntry>) -> Result<Vec<String>, Error> {
         let mut ids = Vec::with_capacity(entries.len());
         let timestamp = treelog::format::time::format_iso_ms(now_ms());
         for entry in entries {
@@ -60,7 +60,7 @@ impl Sink for BulkSink<'_> {
             self.line.push(b'\n');
             self.file
                 .write_all(&self.line)
-                .map_err(|e| CliError::io(self.path, "write the log", e))?;
+                .map_err(|e| Error::io(self.path, "write the log", e))?;
             self.ids.insert(id.clone());
             self.leaf = Some(id.clone());
             ids.push(id);
@@ -68,16 +68,16 @@ impl Sink for BulkSink<'_> {
         Ok(ids)
     }
 
-    fn branch(&mut self, id: &str) -> Result<(), CliError> {
+    fn branch(&mut self, id: &str) -> Result<(), Error> {
         self.leaf = Some(id.to_string());
         Ok(())
     }
 
-    fn finish(self: Box<Self>) -> Result<Duration, CliError> {
+    fn finish(self: Box<Self>) -> Result<Duration, Error> {
         let path = self.path;
         self.file
             .into_inner()
-            .map_err(|e| CliError::io(path, "write the log", e.into_error()))?;
+            .map_err(|e| Error::io(path, "write the log", e.into_error()))?;
         // One open indexes the whole file.
         let started = Instant::now();
         let session = Session::open(path, self.sessions.clone())?;

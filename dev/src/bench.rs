@@ -1,4 +1,4 @@
-//! `treelog bench`: whole-process figures on generated (or given) transcripts, each measured
+//! `treelog-dev bench`: whole-process figures on generated (or given) transcripts, each measured
 //! side by side in the same run against treelog's own full replay of the log (what pi and
 //! OpenClaw do on every open), reported as times, ratios and peak memory.
 
@@ -10,16 +10,17 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use treelog::{Durability, Session, SessionOptions};
 
-use crate::exit::CliError;
+use treelog_synth::{self as synth, GenOptions, Writer};
+
+use crate::error::Error;
 use crate::out::Out;
-use crate::synth::{self, GenOptions, Writer};
 
 /// Measure cold opens, context assembly, path walks, reindexing, catch-up, appends and index
 /// size, against a full replay of the log in the same run.
 ///
 /// Without FILE, transcripts of each --entries size are generated in --dir (kept and reused:
 /// seed 7, ~1 KB payloads, 1% branch points, a compaction every 2,000 entries). Cold opens run
-/// in fresh processes (`treelog bench-probe`); figures are medians of --runs runs. Peak memory
+/// in fresh processes (`treelog-dev bench-probe`); figures are medians of --runs runs. Peak memory
 /// is the probe process's VmHWM. Reindexing is compared with two raw passes over the same bytes
 /// (one thread each: newline scan, a parse of the indexed fields, blake3), treelog's classify
 /// and serde_json reading three borrowed fields. Prints a Markdown table (or JSON lines with
@@ -47,7 +48,8 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Hidden: one cold open in this fresh process, printing its timings as JSON.
+/// One cold open in this fresh process, printing its timings as JSON (what `bench` runs, and
+/// dev/pi-bench/compare.mjs beside pi's own open).
 #[derive(clap::Args, Debug)]
 pub struct ProbeArgs {
     pub file: PathBuf,
@@ -56,7 +58,7 @@ pub struct ProbeArgs {
     pub replay: bool,
 }
 
-pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+pub fn run(args: Args, out: &mut Out) -> Result<(), Error> {
     let runs = args.runs.max(1);
     let files: Vec<(PathBuf, Option<u64>)> = match &args.file {
         Some(file) => vec![(file.clone(), None)],
@@ -66,7 +68,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("treelog-bench"));
             std::fs::create_dir_all(&dir)
-                .map_err(|e| CliError::io(&dir, "create the directory", e))?;
+                .map_err(|e| Error::io(&dir, "create the directory", e))?;
             let mut sizes = if args.entries.is_empty() {
                 vec![1_000, 10_000, 100_000, 1_000_000]
             } else {
@@ -128,7 +130,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
 }
 
 /// The generated transcript of `entries` entries in `dir`, written if missing.
-fn generated(dir: &Path, entries: u64) -> Result<PathBuf, CliError> {
+fn generated(dir: &Path, entries: u64) -> Result<PathBuf, Error> {
     let path = dir.join(format!("bench-{entries}.jsonl"));
     if path.exists() {
         return Ok(path);
@@ -146,16 +148,16 @@ fn generated(dir: &Path, entries: u64) -> Result<PathBuf, CliError> {
         sessions: SessionOptions::default(),
     };
     eprintln!(
-        "treelog bench: generating {} ({entries} entries)",
+        "treelog-dev bench: generating {} ({entries} entries)",
         path.display()
     );
     synth::generate(&path, &options, |_| {})?;
     Ok(path)
 }
 
-fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
+fn measure(file: &Path, runs: usize) -> Result<Value, Error> {
     let log_bytes = std::fs::metadata(file)
-        .map_err(|e| CliError::io(file, "look at the log", e))?
+        .map_err(|e| Error::io(file, "look at the log", e))?
         .len();
 
     // Reindex from scratch, and a raw pass over the same bytes, interleaved in the same run.
@@ -178,7 +180,7 @@ fn measure(file: &Path, runs: usize) -> Result<Value, CliError> {
     }
     let sidecar = treelog::sidecar_path(file);
     let index_bytes = std::fs::metadata(&sidecar)
-        .map_err(|e| CliError::io(&sidecar, "look at the index", e))?
+        .map_err(|e| Error::io(&sidecar, "look at the index", e))?
         .len();
 
     // Cold opens in fresh processes: index, then replay, alternating.
@@ -264,11 +266,10 @@ enum RawParse {
 
 /// What the engine cannot avoid when replaying: read every byte in large chunks, find the
 /// lines, parse each line's indexed fields, hash the bytes. One thread.
-fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
+fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, Error> {
     use std::io::Read;
     let start = Instant::now();
-    let mut reader =
-        std::fs::File::open(file).map_err(|e| CliError::io(file, "open the log", e))?;
+    let mut reader = std::fs::File::open(file).map_err(|e| Error::io(file, "open the log", e))?;
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     let mut hasher = blake3::Hasher::new();
@@ -276,7 +277,7 @@ fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
     loop {
         let read = reader
             .read(&mut buf)
-            .map_err(|e| CliError::io(file, "read the log", e))?;
+            .map_err(|e| Error::io(file, "read the log", e))?;
         if read == 0 {
             break;
         }
@@ -318,10 +319,10 @@ fn raw_pass(file: &Path, parse: RawParse) -> Result<Duration, CliError> {
     Ok(start.elapsed())
 }
 
-/// Runs `treelog bench-probe` in a fresh process and returns what it printed.
-fn probe(file: &Path, replay: bool) -> Result<Value, CliError> {
+/// Runs `treelog-dev bench-probe` in a fresh process and returns what it printed.
+fn probe(file: &Path, replay: bool) -> Result<Value, Error> {
     let exe = std::env::current_exe()
-        .map_err(|e| CliError::io("<treelog>", "find the treelog executable", e))?;
+        .map_err(|e| Error::io("<treelog-dev>", "find the treelog-dev executable", e))?;
     let mut command = Command::new(exe);
     command.arg("bench-probe").arg(file);
     if replay {
@@ -329,9 +330,9 @@ fn probe(file: &Path, replay: bool) -> Result<Value, CliError> {
     }
     let output = command
         .output()
-        .map_err(|e| CliError::io(file, "run the benchmark process for", e))?;
+        .map_err(|e| Error::io(file, "run the benchmark process for", e))?;
     if !output.status.success() {
-        return Err(CliError::input(
+        return Err(Error::input(
             file.display().to_string(),
             format!(
                 "bench-probe failed: {}",
@@ -339,22 +340,22 @@ fn probe(file: &Path, replay: bool) -> Result<Value, CliError> {
             ),
         ));
     }
-    serde_json::from_slice(&output.stdout).map_err(|e| {
-        CliError::input(
-            file.display().to_string(),
-            format!("bench-probe printed no JSON: {e}"),
-        )
-    })
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| Error::input(file.display(), format!("bench-probe printed no JSON: {e}")))
 }
 
 /// One cold open, context build and path walk, timed inside this process.
-pub fn run_probe(args: ProbeArgs, out: &mut Out) -> Result<(), CliError> {
+pub fn run_probe(args: ProbeArgs, out: &mut Out) -> Result<(), Error> {
     let options = SessionOptions {
         use_index: !args.replay,
         ..SessionOptions::default()
     };
     let start = Instant::now();
-    let mut session = crate::commands::open_existing(&args.file, options)?;
+    // A missing file is an error here, whereas the library would bind a new empty session.
+    if !args.file.is_file() {
+        return Err(Error::input(args.file.display(), "not a regular file"));
+    }
+    let mut session = Session::open(&args.file, options)?;
     let open = start.elapsed();
     let start = Instant::now();
     let context = session.build_context(None)?;
@@ -393,14 +394,14 @@ fn peak_rss_kb() -> u64 {
 }
 
 /// Time to open after another writer appended 1 MiB of entries (the index catches up).
-fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
+fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, Error> {
     let dir = tempdir()?;
     let copy = dir.join("catch-up.jsonl");
     let mut times = Vec::new();
     for _ in 0..runs.min(3) {
-        std::fs::copy(file, &copy).map_err(|e| CliError::io(&copy, "copy the log to", e))?;
+        std::fs::copy(file, &copy).map_err(|e| Error::io(&copy, "copy the log to", e))?;
         std::fs::copy(treelog::sidecar_path(file), treelog::sidecar_path(&copy))
-            .map_err(|e| CliError::io(&copy, "copy the index beside", e))?;
+            .map_err(|e| Error::io(&copy, "copy the index beside", e))?;
         // The copy is a new inode: let one open accept the index (full check), then append.
         drop(Session::open(&copy, SessionOptions::default())?);
         let leaf = Session::open(&copy, SessionOptions::default())?.leaf_id()?;
@@ -418,20 +419,17 @@ fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
         let mut log = std::fs::OpenOptions::new()
             .append(true)
             .open(&copy)
-            .map_err(|e| CliError::io(&copy, "open the log", e))?;
+            .map_err(|e| Error::io(&copy, "open the log", e))?;
         log.write_all(lines.as_bytes())
-            .map_err(|e| CliError::io(&copy, "append to the log", e))?;
+            .map_err(|e| Error::io(&copy, "append to the log", e))?;
         drop(log);
         let start = Instant::now();
         let session = Session::open(&copy, SessionOptions::default())?;
         times.push(start.elapsed());
         if !matches!(session.index_state(), treelog::IndexState::CaughtUp { .. }) {
-            return Err(CliError::input(
-                copy.display().to_string(),
-                format!(
-                    "expected a catch-up, got {}",
-                    crate::index_state::human_detail(session.index_state())
-                ),
+            return Err(Error::input(
+                copy.display(),
+                format!("expected a catch-up, got {:?}", session.index_state()),
             ));
         }
     }
@@ -441,16 +439,16 @@ fn measure_catch_up(file: &Path, runs: usize) -> Result<Duration, CliError> {
 
 /// Appends per second in fresh logs, `runs` times each way: the median under each key, the
 /// range under `{key}Min` / `{key}Max` (the machine's noise makes one run a poor figure).
-fn measure_appends(runs: usize) -> Result<Value, CliError> {
+fn measure_appends(runs: usize) -> Result<Value, Error> {
     let dir = tempdir()?;
     let message = format!(
         r#"{{"role":"user","content":"{}","timestamp":1}}"#,
         "x".repeat(1000)
     );
     let raw_message = serde_json::value::RawValue::from_string(message.clone())
-        .map_err(|e| CliError::input("<bench message>", e.to_string()))?;
+        .map_err(|e| Error::input("<bench message>", e.to_string()))?;
     let rate =
-        |run: usize, durability: Durability, count: usize, batch: usize| -> Result<f64, CliError> {
+        |run: usize, durability: Durability, count: usize, batch: usize| -> Result<f64, Error> {
             let path = dir.join(format!("append-{run}-{count}-{batch}.jsonl"));
             let options = SessionOptions {
                 durability,
@@ -488,7 +486,7 @@ fn measure_appends(runs: usize) -> Result<Value, CliError> {
     ] {
         let rates = (0..runs.max(1))
             .map(|run| rate(run, durability, count, batch))
-            .collect::<Result<Vec<f64>, CliError>>()?;
+            .collect::<Result<Vec<f64>, Error>>()?;
         let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
         let max = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         result[key] = json!(median_f64(rates));
@@ -499,13 +497,13 @@ fn measure_appends(runs: usize) -> Result<Value, CliError> {
     Ok(result)
 }
 
-fn tempdir() -> Result<PathBuf, CliError> {
+fn tempdir() -> Result<PathBuf, Error> {
     let dir = std::env::temp_dir().join(format!(
         "treelog-bench-{}-{:x}",
         std::process::id(),
         treelog::format::ids::random_u64()
     ));
-    std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create the directory", e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, "create the directory", e))?;
     Ok(dir)
 }
 

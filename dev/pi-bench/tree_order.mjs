@@ -207,7 +207,7 @@ try {
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }
-const stamp = { generatedBy: "tools/pi-bench/tree_order.mjs", pi: VERSION ?? "unknown", node: process.version, v8: process.versions.v8 };
+const stamp = { generatedBy: "dev/pi-bench/tree_order.mjs", pi: VERSION ?? "unknown", node: process.version, v8: process.versions.v8 };
 writeFileSync(
   join(out, "pi-trees.json"),
   JSON.stringify({ ...stamp, trees }) + "\n",

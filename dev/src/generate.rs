@@ -1,11 +1,14 @@
-//! `treelog gen`: writes a realistic synthetic transcript.
+//! `treelog-dev gen`: writes a realistic synthetic transcript (the `treelog-synth` crate).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::exit::CliError;
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use treelog::SessionOptions;
+use treelog_synth::{self as synth, GenOptions, Writer};
+
+use crate::error::Error;
 use crate::out::Out;
-use crate::progress;
-use crate::synth::{self, GenOptions, Writer};
 
 /// Write a synthetic transcript shaped like pi's, deterministic for a seed.
 ///
@@ -16,7 +19,8 @@ use crate::synth::{self, GenOptions, Writer};
 ///
 /// Entries go through the session API (`Session::append_many` for each chain between
 /// branch points, `Session::branch`; Durability::None); with --bulk, lines are encoded by the
-/// library's own encoder, written through one buffer and indexed by one open afterwards.
+/// library's own encoder, written through one buffer and indexed by one open afterwards. The
+/// sidecar is written beside the log.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The new session log (.jsonl) to write.
@@ -49,15 +53,15 @@ pub struct Args {
     pub bulk: bool,
 }
 
-pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+pub fn run(args: Args, out: &mut Out) -> Result<(), Error> {
     if !(0.0..=1.0).contains(&args.edit_rate) {
-        return Err(CliError::Usage(format!(
+        return Err(Error::usage(format!(
             "--edit-rate must be between 0 and 1, not {}",
             args.edit_rate
         )));
     }
     if !(0.0..=1.0).contains(&args.branch_rate) {
-        return Err(CliError::Usage(format!(
+        return Err(Error::usage(format!(
             "--branch-rate must be between 0 and 1, not {}",
             args.branch_rate
         )));
@@ -75,16 +79,16 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         } else {
             Writer::Session
         },
-        sessions: crate::sidecars::options(),
+        sessions: SessionOptions::default(),
     };
-    let bar = progress::items(args.entries, "entries");
+    let bar = progress_bar(args.entries);
     let summary = synth::generate(&args.file, &options, |done| bar.set_position(done))?;
     bar.finish_and_clear();
     let seconds = summary.elapsed.as_secs_f64().max(1e-9);
     out.line(&format!(
         "wrote {} entries ({}) to {} in {:.2} s{} ({:.0} entries/s, {}/s): {} messages, {} branches, {} compactions, {} labels, {} context edits; seed {}",
         summary.entries,
-        progress::human_bytes(summary.log_bytes),
+        HumanBytes(summary.log_bytes),
         args.file.display(),
         seconds,
         if summary.index_elapsed.is_zero() {
@@ -96,7 +100,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             )
         },
         summary.entries as f64 / seconds,
-        progress::human_bytes((summary.log_bytes as f64 / seconds) as u64),
+        HumanBytes((summary.log_bytes as f64 / seconds) as u64),
         summary.messages,
         summary.branches,
         summary.compactions,
@@ -104,4 +108,18 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         summary.context_edits,
         args.seed,
     ))
+}
+
+/// A bar on stderr counting entries, hidden when stderr is not a terminal.
+fn progress_bar(total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} entries ({per_sec}, ETA {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    bar
 }

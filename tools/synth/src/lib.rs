@@ -1,20 +1,24 @@
 //! Synthetic transcripts shaped like pi's (tests/data/pi-sample-200.jsonl), written through
-//! the library. Deterministic for a seed: every choice and every message `timestamp` comes
-//! from a small PRNG; only the entry timestamps and ids come from the library (clock, random).
+//! the library: the `treelog-synth` crate, shared by the CLI's `treelog demo` and the
+//! developer tool's `treelog-dev gen` and `treelog-dev bench` (dev/).
+//!
+//! Deterministic for a seed: every choice and every message `timestamp` comes from a small
+//! PRNG; only the entry timestamps and ids come from the library (clock, random).
 //!
 //! Entries are queued as a chain from the leaf and handed over in one call whenever an id is
 //! needed (a branch, a label, a compaction) or 256 are queued. Two writers produce the same
 //! lines but for their ids: the session API hands ids out in runs (format-spec/log.md §3), the
-//! bulk writer draws each at random, as pi does. [`Writer::Session`] appends each chain with the session API
-//! (`Session::append_many`, `Session::branch`; `Durability::None`): one lock, one write and
-//! one read-back per chain. [`Writer::Bulk`] encodes each line with the library's own encoder
-//! (`NewEntry::encode`, `new_entry_id`), writes them through one buffer and then indexes the
-//! file with one `Session::open`.
+//! bulk writer draws each at random, as pi does. [`Writer::Session`] appends each chain with
+//! the session API (`Session::append_many`, `Session::branch`; `Durability::None`): one lock,
+//! one write and one read-back per chain. [`Writer::Bulk`] encodes each line with the
+//! library's own encoder (`NewEntry::encode`, `new_entry_id`), writes them through one buffer
+//! and then indexes the file with one `Session::open`.
 //!
 //! Files: this one holds the options, [`generate`] and the shape of the tree (turns,
 //! branches, compactions, context edits, labels and the other entries); `messages.rs` the
 //! message payloads; `words.rs` the seeded random stream, the word lists and the text corpus
-//! they draw from; `sink.rs` where the entries go (the session API or the bulk writer).
+//! they draw from; `sink.rs` where the entries go (the session API or the bulk writer);
+//! `error.rs` what can go wrong.
 
 use std::collections::HashSet;
 use std::io::{BufWriter, Write};
@@ -24,11 +28,12 @@ use std::time::{Duration, Instant};
 use serde_json::value::RawValue;
 use treelog::{Durability, NewEntry, Session, SessionOptions};
 
-use crate::exit::CliError;
-
+mod error;
 mod messages;
 mod sink;
 mod words;
+
+pub use error::Error;
 
 use sink::{BulkSink, Sink, now_ms};
 use words::{Corpus, LEVELS, MODELS, Rng, WORDS};
@@ -49,8 +54,8 @@ pub struct GenOptions {
     pub edit_rate: f64,
     pub cwd: String,
     pub writer: Writer,
-    /// Where the log's sidecar is written and whether it may be (`gen` and `demo`: the run's
-    /// `--index-dir` / `--no-index-write`; `bench`: beside the log, which it measures).
+    /// Where the log's sidecar is written and whether it may be (`treelog demo`: the run's
+    /// `--index-dir` / `--no-index-write`; `treelog-dev gen` and `bench`: beside the log).
     pub sessions: SessionOptions,
 }
 
@@ -84,9 +89,8 @@ const PATH_TAIL_MAX: usize = 512;
 const PENDING_MAX: usize = 256;
 
 /// Raw JSON built by the generator (always valid, never multi-line).
-fn raw(json: String) -> Result<Box<RawValue>, CliError> {
-    RawValue::from_string(json)
-        .map_err(|error| CliError::Usage(format!("generated invalid JSON: {error}")))
+fn raw(json: String) -> Result<Box<RawValue>, Error> {
+    RawValue::from_string(json).map_err(|error| Error::InvalidJson(error.to_string()))
 }
 
 /// The generator's state between entries.
@@ -111,12 +115,9 @@ pub fn generate(
     path: &Path,
     options: &GenOptions,
     mut progress: impl FnMut(u64),
-) -> Result<GenSummary, CliError> {
+) -> Result<GenSummary, Error> {
     if path.exists() {
-        return Err(CliError::input(
-            path.display().to_string(),
-            "already exists; gen writes new files only",
-        ));
+        return Err(Error::Exists(path.to_path_buf()));
     }
     let started = Instant::now();
     let file = write_header(path, &options.cwd)?;
@@ -162,14 +163,14 @@ pub fn generate(
     } = generator;
     summary.index_elapsed = sink.finish()?;
     summary.log_bytes = std::fs::metadata(path)
-        .map_err(|e| CliError::io(path, "look at the log", e))?
+        .map_err(|e| Error::io(path, "look at the log", e))?
         .len();
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
 
 /// Creates the log with a v3 header naming `cwd` (the library would take the process's cwd).
-fn write_header(path: &Path, cwd: &str) -> Result<std::fs::File, CliError> {
+fn write_header(path: &Path, cwd: &str) -> Result<std::fs::File, Error> {
     let now_ms = now_ms();
     let header = treelog::format::write::encode_header(
         &treelog::format::ids::new_session_id(now_ms),
@@ -181,9 +182,9 @@ fn write_header(path: &Path, cwd: &str) -> Result<std::fs::File, CliError> {
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| CliError::io(path, "create the log", e))?;
+        .map_err(|e| Error::io(path, "create the log", e))?;
     file.write_all(format!("{header}\n").as_bytes())
-        .map_err(|e| CliError::io(path, "write the log", e))?;
+        .map_err(|e| Error::io(path, "write the log", e))?;
     Ok(file)
 }
 
@@ -200,7 +201,7 @@ impl Generator<'_> {
 
     /// Hands the pending chain to the sink in one call (for a session: one lock, one write)
     /// and records the new ids on the path. Called before anything that needs an id.
-    fn flush(&mut self) -> Result<(), CliError> {
+    fn flush(&mut self) -> Result<(), Error> {
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -219,7 +220,7 @@ impl Generator<'_> {
         self.path_tail.len() + self.pending.len()
     }
 
-    fn run(&mut self, progress: &mut impl FnMut(u64)) -> Result<(), CliError> {
+    fn run(&mut self, progress: &mut impl FnMut(u64)) -> Result<(), Error> {
         let (provider, model, _) = MODELS[self.model];
         let setup = [0, 1, 2];
         for step in setup {
@@ -274,7 +275,7 @@ impl Generator<'_> {
     }
 
     /// A user prompt, then assistant rounds with tool calls and results, then an answer.
-    fn turn(&mut self) -> Result<(), CliError> {
+    fn turn(&mut self) -> Result<(), Error> {
         let user = self.user_message();
         self.message(user)?;
         let rounds = self.rng.between(0, 3);
@@ -300,7 +301,7 @@ impl Generator<'_> {
         Ok(())
     }
 
-    fn message(&mut self, json: String) -> Result<(), CliError> {
+    fn message(&mut self, json: String) -> Result<(), Error> {
         self.maybe_branch()?;
         if self.done() {
             return Ok(());
@@ -314,7 +315,7 @@ impl Generator<'_> {
 
     /// With the branch rate's chance, moves the leaf back to an earlier entry on the path,
     /// sometimes leaving a branch summary there.
-    fn maybe_branch(&mut self) -> Result<(), CliError> {
+    fn maybe_branch(&mut self) -> Result<(), Error> {
         if self.path_len() < 4 || !self.rng.chance(self.options.branch_rate) {
             return Ok(());
         }
@@ -343,7 +344,7 @@ impl Generator<'_> {
     }
 
     /// A compaction keeping the path from an entry some turns back.
-    fn compaction(&mut self) -> Result<(), CliError> {
+    fn compaction(&mut self) -> Result<(), Error> {
         self.flush()?;
         let back = self.rng.between(4, 30).min(self.path_tail.len() as u64 - 1) as usize;
         let first_kept = self.path_tail[self.path_tail.len() - 1 - back].clone();
@@ -368,7 +369,7 @@ impl Generator<'_> {
     }
 
     /// A `context_edit` of one of the last entries on the path, and a `usage` entry (pi 1.6).
-    fn context_edit(&mut self) -> Result<(), CliError> {
+    fn context_edit(&mut self) -> Result<(), Error> {
         self.flush()?;
         let back = self.rng.below(self.path_tail.len().min(20) as u64) as usize;
         let target = self.path_tail[self.path_tail.len() - 1 - back].clone();
@@ -402,7 +403,7 @@ impl Generator<'_> {
     }
 
     /// Occasional model and thinking changes, labels, custom entries and renames.
-    fn extras(&mut self) -> Result<(), CliError> {
+    fn extras(&mut self) -> Result<(), Error> {
         let roll = self.rng.below(1000);
         let entry = match roll {
             0..=19 => {
