@@ -1,6 +1,6 @@
 //! Writes the seed inputs of each fuzz target into `<dir>/<target>/seed-*` (default
 //! `fuzz/corpus`): lines and prefixes of the bundled pi transcript, hand-made edge cases, and
-//! logs with real sidecars. Run: `cargo run --manifest-path fuzz/Cargo.toml --bin make_seeds`.
+//! logs with real sidecars. Run: `cargo run --manifest-path fuzz/Cargo.toml --example make_seeds`.
 
 use std::path::{Path, PathBuf};
 
