@@ -1,6 +1,7 @@
 //! The CLI on logs named `s3://BUCKET/KEY`, against a real store on the loopback interface
 //! (`scripts/seaweedfs start DIR` prints the settings to export): the commands that read a
-//! session answer as for the same log in a file, `push` and `pull` copy byte for byte, two
+//! session answer as for the same log in a file (`reindex` checks and rebuilds its cached
+//! index), `push` and `pull` copy byte for byte, two
 //! `append` processes racing lose nothing, and the loser of a race with `--on-conflict fail`
 //! gets the conflict (exit 1), and `list s3://BUCKET/PREFIX/` lists the sessions stored there
 //! as `list DIR` lists the same files, a damaged one reported without hiding the others;
@@ -102,6 +103,37 @@ fn s3_logs_answer_as_files_and_copy_byte_for_byte() {
         );
         assert_eq!(from_store.stdout, from_file.stdout, "{command:?}");
     }
+    // reindex checks the cached index of the address (fresh: the commands above built it), and
+    // --force rebuilds it from the segments; both count the entries the file holds.
+    // The first line is the log's; a summary line may follow.
+    let first_line = |out: &Output| -> Option<serde_json::Value> {
+        serde_json::from_str(text(&out.stdout).lines().next()?).ok()
+    };
+    let entries = |out: &Output| -> serde_json::Value {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        first_line(out).expect("a JSON line")["entries"].clone()
+    };
+    let from_file = treelog(
+        &["--no-index-write", "reindex", "--json", "--quiet", local],
+        "",
+    );
+    for (flags, state) in [(vec![], "fresh"), (vec!["--force"], "rebuilt")] {
+        let args = [
+            vec!["--index-dir", cache, "reindex", "--json", "--quiet"],
+            flags,
+            vec![&address],
+        ]
+        .concat();
+        let out = treelog(&args, "");
+        let line =
+            first_line(&out).unwrap_or_else(|| panic!("reindex {args:?}: {}", text(&out.stderr)));
+        assert_eq!(line["state"], state, "{args:?}");
+        assert_eq!(line["path"], address.as_str());
+        assert_eq!(entries(&out), entries(&from_file));
+    }
+    let after = treelog(&["--index-dir", cache, "context", &address], "");
+    let context_file = treelog(&["--no-index-write", "context", local], "");
+    assert_eq!(after.stdout, context_file.stdout);
     // verify finds what it finds in the file (this sample holds problems pi's writer left).
     let verified = treelog(&["--index-dir", cache, "verify", &address], "");
     let verified_file = treelog(&["--no-index-write", "verify", local], "");
