@@ -320,6 +320,33 @@ impl Session {
         Session::write_new(dir, target_cwd, &parent.to_string_lossy(), &lines, options)
     }
 
+    /// Writes a new file at `path`, which must not exist, holding `header_line` and then every
+    /// entry line of this session in file order, and syncs it: pi's `forkFrom` for a caller that
+    /// draws the new session's id and time itself (the Node package), without handing the log
+    /// through its own strings (a JavaScript string holds at most 512 MiB). A failed write
+    /// removes the partial file.
+    pub fn write_fork(&self, path: &Path, header_line: &str) -> Result<()> {
+        use std::io::Write;
+        let lines = self.entry_lines_jsonl()?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io(path, "create", e))?;
+        let written = (|| {
+            file.write_all(header_line.as_bytes())?;
+            file.write_all(b"\n")?;
+            file.write_all(lines.as_bytes())?;
+            file.sync_all()
+        })();
+        if let Err(error) = written {
+            drop(file);
+            let _ = std::fs::remove_file(path);
+            return Err(Error::io(path, "write", error));
+        }
+        crate::storage::sync_parent_dir(path).map_err(|e| Error::io(path, "sync the folder of", e))
+    }
+
     /// A new session in the same directory holding the path from the root to `leaf_id`, with
     /// `parentSession` naming this one (pi's `createBranchedSession`): the entries of
     /// [`Session::branched_entries`], written at once. Returns the new file's path.

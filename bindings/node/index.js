@@ -458,20 +458,21 @@ export class SessionManager {
     const id = uuidv7();
     const timestamp = now();
     const header = sessionHeader(id, timestamp, this.#cwd, this.#persist ? previousSessionFile : undefined);
-    const { lines, hasConversation } = this.#native.branchedEntries(leaf, drawUuid);
+    const headerLine = JSON.stringify(header);
+    const newSessionFile = this.#persist ? sessionFileName(this.getSessionDir(), timestamp, id) : null;
+    const { lines, written } = this.#native.branchedEntries(leaf, drawUuid, newSessionFile, headerLine);
     if (!this.#persist) {
-      this.#bind(JSON.stringify(header), null, lines);
+      this.#bind(headerLine, null, lines);
       return undefined;
     }
-    const newSessionFile = sessionFileName(this.getSessionDir(), timestamp, id);
     this.#sessionFile = newSessionFile;
-    if (hasConversation) {
-      writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${lines}`);
+    if (written) {
+      // The branched path holds a conversation: the native half wrote the file.
       this.#native = NativeSession.open(newSessionFile, this.#store.native);
       this.#header = null;
       this.#cache = new EntryCache(this.#native);
     } else {
-      this.#bind(JSON.stringify(header), newSessionFile, lines);
+      this.#bind(headerLine, newSessionFile, lines);
     }
     return newSessionFile;
   }
@@ -530,9 +531,7 @@ export class SessionManager {
     const newSessionFile = sessionFileName(dir, timestamp, id);
     const header = sessionHeader(id, timestamp, resolvedTargetCwd, resolvedSourcePath);
     try {
-      fsCall("create", newSessionFile, () =>
-        writeFileSync(newSessionFile, `${JSON.stringify(header)}\n${source.entriesJsonl()}`, { flag: "wx" }),
-      );
+      source.writeFork(newSessionFile, JSON.stringify(header));
     } finally {
       source.close();
     }

@@ -51,6 +51,29 @@ proptest! {
     }
 }
 
+/// write_fork writes the caller's header, then every entry line as stored, into a new file, and
+/// refuses a path that exists (leaving it as it was).
+#[test]
+fn write_fork_copies_every_entry_under_the_given_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = Session::create(dir.path(), "/w", SessionOptions::default()).unwrap();
+    let first = session.append_message(&user("one")).unwrap();
+    session.append_label_change(&first, Some("l")).unwrap();
+    session.append_message(&user("two")).unwrap();
+    let target = dir.path().join("fork.jsonl");
+    let header = r#"{"type":"session","version":3,"id":"f","timestamp":"t","cwd":"/x"}"#;
+    session.write_fork(&target, header).unwrap();
+    let source = std::fs::read_to_string(session.log_path()).unwrap();
+    let entries = source.split_once('\n').unwrap().1;
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        format!("{header}\n{entries}")
+    );
+    std::fs::write(&target, "kept").unwrap();
+    assert!(session.write_fork(&target, header).is_err());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+}
+
 /// pi 1.6's rules for what a branched session holds: label entries dropped and the path
 /// re-linked, a compaction's `firstKeptEntryId` moved from a dropped label to the entry after
 /// it, and one new label per kept target in pi's label-map order (a label cleared and set again

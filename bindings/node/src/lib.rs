@@ -30,8 +30,10 @@ use treelog::{Durability, EntryKind, NewEntry, OnConflict, Session, SessionOptio
 /// What `NativeSession::branched_entries` answers.
 #[napi(object)]
 pub struct BranchedEntriesJs {
-    pub lines: String,
-    pub has_conversation: bool,
+    /// The entry lines, when the native half did not write them.
+    pub lines: Option<String>,
+    /// Whether the native half wrote the session file.
+    pub written: bool,
 }
 
 /// A JS error with a stable `code`.
@@ -444,15 +446,20 @@ impl NativeSession {
         self.query(|session| session.entry_lines_jsonl())
     }
 
-    /// pi 1.6's `createBranchedSession` without its header: the entry lines of a session
-    /// holding the path from the root to `leaf_id` (`Session::branched_entries`), each ending
-    /// in `\n`, and whether pi writes that session at once. New label ids come from
-    /// `draw_uuid` (pi's `crypto.randomUUID`).
-    #[napi(ts_return_type = "{ lines: string; hasConversation: boolean }")]
+    /// pi 1.6's `createBranchedSession` without its header: the entries of a session holding
+    /// the path from the root to `leaf_id` (`Session::branched_entries`). New label ids come
+    /// from `draw_uuid` (pi's `crypto.randomUUID`). When a kept entry is a user or assistant
+    /// message, pi writes the new session at once: then `path` (if given) is written here with
+    /// `header_line` and the entries (a JS string holds at most 512 MiB) and `written` is true;
+    /// otherwise `lines` holds the entry lines, each ending in `\n`, for a session written
+    /// later.
+    #[napi(ts_return_type = "{ lines?: string; written: boolean }")]
     pub fn branched_entries(
         &mut self,
         leaf_id: String,
         draw_uuid: Function<(), String>,
+        path: Option<String>,
+        header_line: String,
     ) -> Result<BranchedEntriesJs> {
         let mut failed = None;
         let entries = self.query(|session| {
@@ -475,10 +482,31 @@ impl NativeSession {
             lines.push_str(line);
             lines.push('\n');
         }
+        if let (true, Some(path)) = (entries.has_conversation, path) {
+            // Replaced whole if it exists, as pi's rewrite does.
+            let mut bytes = Vec::with_capacity(header_line.len() + 1 + lines.len());
+            bytes.extend_from_slice(header_line.as_bytes());
+            bytes.push(b'\n');
+            bytes.extend_from_slice(lines.as_bytes());
+            drop(lines);
+            treelog::directory::write_file_atomically(Path::new(&path), &bytes).map_err(to_js)?;
+            return Ok(BranchedEntriesJs {
+                lines: None,
+                written: true,
+            });
+        }
         Ok(BranchedEntriesJs {
-            lines,
-            has_conversation: entries.has_conversation,
+            lines: Some(lines),
+            written: false,
         })
+    }
+
+    /// pi's `forkFrom` body: a new file at `path` (which must not exist) holding `header_line`
+    /// and every entry line of this session (`Session::write_fork`), written and synced here so
+    /// that a log of any size forks (a JS string holds at most 512 MiB).
+    #[napi]
+    pub fn write_fork(&mut self, path: String, header_line: String) -> Result<()> {
+        self.query(|session| session.write_fork(Path::new(&path), &header_line))
     }
 
     /// Whether `id` is on the handle's branch (the leaf or one of its ancestors).
