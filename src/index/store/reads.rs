@@ -231,85 +231,81 @@ impl Store {
     /// records asked for are decoded, so a few records spread over many pages (the entries off
     /// the path) cost a record each, not a page each.
     pub fn records_at(&self, seqs: &[u64]) -> Result<Vec<Record>> {
+        let mut out = Vec::with_capacity(seqs.len());
         self.guard(|| {
-            let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
-            let mut out = Vec::with_capacity(seqs.len());
-            let mut at = 0;
-            while at < seqs.len() {
-                let seq = seqs[at];
-                if seq >= self.overlay.base_seq {
-                    let record = self
-                        .overlay
-                        .records
-                        .get((seq - self.overlay.base_seq) as usize)
-                        .ok_or_else(|| missing(seq))?;
-                    out.push(record.clone());
-                    at += 1;
-                    continue;
-                }
-                let (first, value) = self.stored_page(seq)?.ok_or_else(|| missing(seq))?;
-                let page = PageView::new(first, value.value())
-                    .map_err(|error| self.read_error(error.0))?;
-                if page.get(seq).is_none() {
-                    return Err(missing(seq));
-                }
-                while let Some(&seq) = seqs.get(at)
-                    && seq < self.overlay.base_seq
-                    && let Some(record) = page.get(seq)
-                {
-                    out.push(record.decode().map_err(|error| self.read_error(error.0))?);
-                    at += 1;
-                }
-            }
-            Ok(out)
-        })
+            self.visit_records_at(seqs, |_, hop| {
+                out.push(match hop {
+                    Hop::Pending(record) => record.clone(),
+                    Hop::Stored(record) => {
+                        record.decode().map_err(|error| self.read_error(error.0))?
+                    }
+                });
+                Ok(())
+            })
+        })?;
+        Ok(out)
     }
 
     /// For each of `seqs` (ascending), the model origin of an assistant message's record
     /// (`Record::model_origin_seq`), SEQ_NONE for other records: read from each stored page
     /// once, without decoding the rest of its records.
     pub fn model_origins(&self, seqs: &[u64]) -> Result<Vec<u64>> {
+        let mut out = Vec::with_capacity(seqs.len());
         self.guard(|| {
-            let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
-            let checked = |seq: u64, assistant: bool, origin: u64| {
-                if !assistant {
-                    Ok(SEQ_NONE)
+            self.visit_records_at(seqs, |seq, hop| {
+                let (assistant, origin) = match hop {
+                    Hop::Pending(record) => (record.assistant, record.model_origin_seq),
+                    Hop::Stored(record) => (record.assistant(), record.model_origin_seq()),
+                };
+                out.push(if !assistant {
+                    SEQ_NONE
                 } else if origin != SEQ_NONE && origin > seq {
-                    Err(self.read_error(format!("record {seq} names a later model origin")))
+                    return Err(self.read_error(format!("record {seq} names a later model origin")));
                 } else {
-                    Ok(origin)
-                }
-            };
-            let mut out = Vec::with_capacity(seqs.len());
-            let mut at = 0;
-            while at < seqs.len() {
-                let seq = seqs[at];
-                if seq >= self.overlay.base_seq {
-                    let record = self
-                        .overlay
-                        .records
-                        .get((seq - self.overlay.base_seq) as usize)
-                        .ok_or_else(|| missing(seq))?;
-                    out.push(checked(seq, record.assistant, record.model_origin_seq)?);
-                    at += 1;
-                    continue;
-                }
-                let (first, value) = self.stored_page(seq)?.ok_or_else(|| missing(seq))?;
-                let page = PageView::new(first, value.value())
-                    .map_err(|error| self.read_error(error.0))?;
-                if page.get(seq).is_none() {
-                    return Err(missing(seq));
-                }
-                while let Some(&seq) = seqs.get(at)
-                    && seq < self.overlay.base_seq
-                    && let Some(record) = page.get(seq)
-                {
-                    out.push(checked(seq, record.assistant(), record.model_origin_seq())?);
-                    at += 1;
-                }
+                    origin
+                });
+                Ok(())
+            })
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `visit` with the record of each of `seqs` (ascending), in order: from the overlay,
+    /// or from its stored page, each page read once for the records of `seqs` it holds.
+    fn visit_records_at(
+        &self,
+        seqs: &[u64],
+        mut visit: impl FnMut(u64, Hop<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let missing = |seq: u64| self.read_error(format!("record {seq} is missing"));
+        let mut at = 0;
+        while at < seqs.len() {
+            let seq = seqs[at];
+            if seq >= self.overlay.base_seq {
+                let record = self
+                    .overlay
+                    .records
+                    .get((seq - self.overlay.base_seq) as usize)
+                    .ok_or_else(|| missing(seq))?;
+                visit(seq, Hop::Pending(record))?;
+                at += 1;
+                continue;
             }
-            Ok(out)
-        })
+            let (first, value) = self.stored_page(seq)?.ok_or_else(|| missing(seq))?;
+            let page =
+                PageView::new(first, value.value()).map_err(|error| self.read_error(error.0))?;
+            if page.get(seq).is_none() {
+                return Err(missing(seq));
+            }
+            while let Some(&seq) = seqs.get(at)
+                && seq < self.overlay.base_seq
+                && let Some(record) = page.get(seq)
+            {
+                visit(seq, Hop::Stored(record))?;
+                at += 1;
+            }
+        }
+        Ok(())
     }
 
     /// The record of `seq`, which the caller got from the index itself: a missing one means
