@@ -1,6 +1,8 @@
-//! pi's `buildSessionContext`, reading only what the answer needs: the leaf's record names
-//! the latest compaction, model and thinking-level entries on its path, so the walk stops at
-//! the compaction's first kept entry instead of the root.
+//! pi 1.6's context functions (`buildSessionContext`, `buildContextEntries`,
+//! `buildSessionProjection`; pi 0.73.1's with [`PiCompat::V0_73`]), reading only what the answer
+//! needs: the leaf's record names the latest compaction, model and thinking-level entries on its
+//! path, so the walk stops at the compaction's first kept entry instead of the root. The context
+//! edits that apply are among the entries that walk reads, so no index of edits exists.
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -7,6 +7,7 @@
 //! - `queries.rs`: reads of the tree, the entries and the lines, through the index.
 //! - `context_queries.rs`: the context builds (`context.rs` reads through this handle).
 //! - `append.rs`: every `append_*` and the write path they share (documented there).
+//! - `branched.rs`: what a session branched off at an entry holds, by pi 1.6's rules.
 //! - `recovery.rs`: a query or append that finds the index damaged rebuilds it and answers.
 
 use std::cell::OnceCell;

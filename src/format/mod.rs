@@ -1,5 +1,12 @@
 //! The log and index formats as pure code: no file, no clock, no randomness beyond the id
 //! generator's. Everything here is safe to call on any bytes from disk.
+//!
+//! - The log's lines: `line.rs` classifies one (blank, header, entry of any `type`, or opaque)
+//!   in one pass of `json_scan.rs`; `write.rs` encodes new ones in pi's key order; below them
+//!   `fields.rs`, `json_string.rs`, `message.rs`, `time.rs`, `ids.rs`, `system_message.rs`, and
+//!   `js_sort.rs` (V8's sort, for pi's children order).
+//! - The index's values: `record.rs`, `page.rs` (record pages), `id_index.rs` (id pages) and
+//!   `seal.rs` (the checksum every stored value ends in); `decode_error.rs` below them.
 
 pub(crate) mod decode_error;
 pub(crate) mod fields;

@@ -9,7 +9,18 @@
 //! `session-sqlite-migration-runs/`. format-spec/openclaw.md describes all of it.
 //!
 //! Databases are opened with `SQLITE_OPEN_READ_ONLY` and `query_only`: nothing here writes,
-//! checkpoints or locks anything OpenClaw could wait on but a WAL read mark.
+//! checkpoints or locks anything OpenClaw could wait on but a WAL read mark. The cargo feature
+//! `openclaw` brings rusqlite (with a bundled SQLite), zstd and sha2.
+//!
+//! - `db.rs`: one agent's database, its sessions and their rows (zstd rows decoded).
+//! - `state.rs`: the agents of a state directory, and `openclaw://` addresses.
+//! - `scope.rs`: the addresses of many sessions (an agent's, a state directory's), for `search`.
+//! - `storage.rs`: a session's rows as a `LogStorage` that refuses writes, for
+//!   `Session::open_storage`.
+//! - `archive.rs`: the importer's manifests and the originals they archived.
+//! - `compare.rs`: an original's lines matched to rows modulo OpenClaw's rewrites.
+//! - `verify.rs`: that comparison over a state directory, and the lines to recover.
+//! - `error.rs`: [`OpenClawError`].
 
 mod archive;
 mod compare;
