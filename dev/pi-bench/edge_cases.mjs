@@ -4,12 +4,15 @@
 // process with a time limit: it loops forever on a self-parent.
 //
 // Usage: node edge_cases.mjs [--treelog PATH]. Prints one line per case; exits 1 if a case
-// differs in a way not listed in `known` below.
+// differs in a way not listed in `known` below. pi 0.73.1 is the one bindings/node pins (its
+// test/pi-project.mjs).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { resolvePinned } from "../../bindings/node/test/pi-project.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -22,7 +25,7 @@ const known = {
   self_parent: "pi loops forever on a self-parent; treelog reads it as a root",
 };
 const piScript = `
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { SessionManager } from ${JSON.stringify(resolvePinned("@mariozechner/pi-coding-agent"))};
 const s = SessionManager.open(process.argv[1]);
 console.log(JSON.stringify({ path: s.getBranch().map((e) => e.id), context: s.buildSessionContext() }));
 `;

@@ -4,10 +4,13 @@
 // process's peak RSS after open + context.
 //
 // Usage: node probe.mjs FILE (FILE is opened as is: pass a copy, pi may rewrite a file it
-// migrates or recovers).
+// migrates or recovers). pi 0.73.1 is the one bindings/node pins (its test/pi-project.mjs).
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+
+import { importPinned } from "../../bindings/node/test/pi-project.mjs";
+
+const { SessionManager } = await importPinned("@mariozechner/pi-coding-agent");
 
 function peakRssKb() {
   const line = readFileSync("/proc/self/status", "utf8")

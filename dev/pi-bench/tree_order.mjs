@@ -7,14 +7,17 @@
 // that exercise both rules, opens each with pi's own SessionManager and records its tree, and
 // records V8's own sort of many generated key lists with the same comparator.
 //
-// Usage (pi 1.6.0 needs Node 24):
+// Usage (pi 1.6.0 needs Node 24: bindings/node/node_modules/.bin/node):
 //   node tree_order.mjs [--pi PATH_TO_pi-coding-agent/dist/index.js] [--out DIR]
-// Default module: "@earendil-works/pi-coding-agent" resolved from here; default out:
-// ../../tests/data/tree-order. The output is deterministic (a seeded generator).
+// Default module: "@earendil-works/pi-coding-agent" as bindings/node pins it (its
+// test/pi-project.mjs); default out: ../../tests/data/tree-order. The output is
+// deterministic (a seeded generator).
 import { mkdirSync, mkdtempSync, copyFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { importPinned } from "../../bindings/node/test/pi-project.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -24,7 +27,7 @@ const option = (name, fallback) => {
 };
 const piModule = option("--pi", null);
 const out = option("--out", join(here, "../../tests/data/tree-order"));
-const pi = await import(piModule ? pathToFileURL(piModule).href : "@earendil-works/pi-coding-agent");
+const pi = await (piModule ? import(pathToFileURL(piModule).href) : importPinned("@earendil-works/pi-coding-agent"));
 const { SessionManager, VERSION } = pi;
 
 // mulberry32: a small seeded generator, so that the vectors are the same on every run.

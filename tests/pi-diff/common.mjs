@@ -1,7 +1,12 @@
 // Shared pieces of the differential harness: the two pi versions, a seeded PRNG, the fake
-// clock and id source that make generated transcripts reproducible, and JSON comparison.
+// clock and id source that make generated transcripts reproducible, and JSON comparison. pi
+// and Node 24 are those bindings/node pins (test/pi-project.mjs there); this directory has no
+// npm project of its own.
 import crypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
+import { relative } from "node:path";
+
+import { NODE24, importPinned } from "../../bindings/node/test/pi-project.mjs";
 
 /** The pi versions the harness knows, by the short name used on command lines. */
 export const PI_VERSIONS = {
@@ -12,8 +17,9 @@ export const PI_VERSIONS = {
 const loaded = new Map();
 
 /**
- * Imports one pi version's public module (its package index). pi 1.6.0 needs Node >= 22.19;
- * the error says which binary to use instead of failing inside pi.
+ * Imports one pi version's public module (its package index), as bindings/node installs it.
+ * pi 1.6.0 needs Node >= 22.19; the error says which binary to use instead of failing inside
+ * pi.
  */
 export async function loadPi(short) {
   const spec = PI_VERSIONS[short];
@@ -21,11 +27,11 @@ export async function loadPi(short) {
   const [major, minor] = process.versions.node.split(".").map(Number);
   if (short === "1.6" && (major < 22 || (major === 22 && minor < 19))) {
     throw new Error(
-      `pi 1.6.0 needs Node >= 22.19, this is ${process.version}: run with tests/pi-diff/node_modules/.bin/node`,
+      `pi 1.6.0 needs Node >= 22.19, this is ${process.version}: run with ${relative(process.cwd(), NODE24)}`,
     );
   }
   if (!loaded.has(short)) {
-    const module = await import(spec.name);
+    const module = await importPinned(spec.name);
     loaded.set(short, { ...spec, short, module });
   }
   return loaded.get(short);

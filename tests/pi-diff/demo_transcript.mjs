@@ -6,11 +6,13 @@
 // gives the same bytes (tools' `durationMs` included: see below). Then writes pi's own answers for the file (oracle.mjs) beside it:
 // tests/it/pi_oracle.rs compares treelog with them.
 //
-//   cd tests/pi-diff && npm ci --ignore-scripts && node_modules/.bin/node demo_transcript.mjs
+//   (cd bindings/node && npm ci --ignore-scripts)
+//   bindings/node/node_modules/.bin/node tests/pi-diff/demo_transcript.mjs
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { importPinned } from "../../bindings/node/test/pi-project.mjs";
 import { clock, hashSeed, installFakeClock, installSeededUuids, loadPi, prng, runMain, seededUuidV7 } from "./common.mjs";
 import { computeOracle, writeOracle } from "./oracle.mjs";
 
@@ -40,7 +42,7 @@ const PROJECT_FILES = {
 async function main() {
   const piVersion = await loadPi("1.6");
   const pi = piVersion.module;
-  const ai = await import("@earendil-works/pi-ai");
+  const ai = await importPinned("@earendil-works/pi-ai");
   const { fauxProvider, fauxAssistantMessage, fauxText, fauxToolCall, InMemoryCredentialStore } = ai;
 
   const rng = prng(hashSeed(NAME));

@@ -4,9 +4,9 @@
 //   node generate.mjs --pi 1.6|0.73 --seed S --entries N --out FILE [--profile compact|full]
 //   node generate.mjs --vectors [--data DIR]   regenerates the committed vectors and oracles
 //
-// Run it with Node 24 (node_modules/.bin/node): pi 1.6.0 needs Node >= 22.19. The clock and
-// pi's id source are replaced by seeded ones (common.mjs), so a (pi, seed, entries, profile)
-// tuple always gives the same file.
+// Run it with Node 24 (bindings/node/node_modules/.bin/node): pi 1.6.0 needs Node >= 22.19.
+// The clock and pi's id source are replaced by seeded ones (common.mjs), so a (pi, seed,
+// entries, profile) tuple always gives the same file.
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";

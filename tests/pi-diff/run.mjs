@@ -10,7 +10,7 @@
 // minute), as many treelog processes at once as there are cores. --files compares existing
 // transcripts instead of generating any. Prints `N passed, M failed` last; exits 1 on any
 // difference not listed in KNOWN, 2 if it could not run. Run with Node 24
-// (node_modules/.bin/node): pi 1.6.0 needs Node >= 22.19.
+// (bindings/node/node_modules/.bin/node): pi 1.6.0 needs Node >= 22.19.
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";

@@ -7,7 +7,7 @@
 //   node torn_first_write.mjs [--treelog PATH]
 //
 // run.mjs runs the same check after its transcripts (the pi step of .ci/run);
-// tools/tests/torn_first_write.rs runs this script when TREELOG_PI_NODE names a Node 24.
+// tools/tests/it/cli.rs runs this script when TREELOG_PI_NODE names a Node 24.
 // Prints `N passed, M failed`; exits 1 on a failure, 2 when it could not run.
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

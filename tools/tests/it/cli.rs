@@ -1192,8 +1192,9 @@ fn append_to_legacy_or_headerless_log_points_to_repair() {
 /// The header is never lost: the first write of a new log as treelog writes it (header and
 /// first entry), cut at every byte offset, then `treelog append`: the file pi then reads has
 /// a session header first (pi takes the first line that parses as JSON) and holds every
-/// acknowledged entry. With TREELOG_PI_NODE set (a Node 24 with tests/pi-diff installed), pi
-/// 1.6.0 and 0.73.1 themselves check the same (tests/pi-diff/torn_first_write.mjs).
+/// acknowledged entry. With TREELOG_PI_NODE set (a Node 24: bindings/node/node_modules/.bin/node
+/// after `npm ci` there, which installs both pis too), pi 1.6.0 and 0.73.1 themselves check the
+/// same (tests/pi-diff/torn_first_write.mjs).
 #[test]
 fn torn_first_write_keeps_every_acknowledged_entry() {
     let dir = tempfile::tempdir().expect("temp dir");
