@@ -875,3 +875,171 @@ mod compaction {
         );
     }
 }
+
+/// Local copies of logs (`object_store::update_copy`), what `search` of an `s3://` address
+/// reads: caught up from the segments appended since, checked byte for byte on any doubt.
+mod local_copies {
+    use super::*;
+    use std::time::Duration;
+    use treelog::object_store::{
+        CompactOptions, CopyChange, CopyUpdate, compact, copy_is_current, copy_record_path,
+        update_copy,
+    };
+
+    fn pulled(address: &S3Address, dir: &Path) -> Vec<u8> {
+        let out = dir.join(format!("pulled-{}.jsonl", unique()));
+        pull(address, &out, false).unwrap();
+        std::fs::read(&out).unwrap()
+    }
+
+    fn unique() -> u128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    }
+
+    fn append(address: &S3Address, cache: &Path, text: &str) {
+        let mut session = open_session(address, cached(cache)).unwrap();
+        session.append_message(&message(text)).unwrap();
+    }
+
+    #[test]
+    fn a_copy_reads_only_the_segments_appended_since() {
+        if !store_ready("a_copy_reads_only_the_segments_appended_since") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let writer_cache = dir.path().join("writer");
+        let address = fresh_address("copied.jsonl");
+        let local = data("pi16-demo.jsonl");
+        let len = push(&local, &address).unwrap().len_bytes;
+        let remote = remote();
+        let copy = dir.path().join("copies/sub/copied.jsonl");
+        assert!(!copy_is_current(&remote, &address, &copy).unwrap());
+        let created = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(
+            created,
+            CopyUpdate {
+                change: CopyChange::Created,
+                len_bytes: len,
+                read_bytes: len
+            }
+        );
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(&local).unwrap()
+        );
+        assert!(copy_is_current(&remote, &address, &copy).unwrap());
+        let again = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!((again.change, again.read_bytes), (CopyChange::Unchanged, 0));
+
+        // Two appends by another writer: only their bytes are read, and appended in place.
+        append(&address, &writer_cache, "first");
+        append(&address, &writer_cache, "second");
+        assert!(!copy_is_current(&remote, &address, &copy).unwrap());
+        let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&copy).unwrap());
+        let grown = update_copy(&remote, &address, &copy).unwrap();
+        let whole = pulled(&address, dir.path());
+        assert_eq!(grown.change, CopyChange::Grown);
+        assert_eq!(grown.len_bytes, whole.len() as u64);
+        assert_eq!(grown.read_bytes, whole.len() as u64 - len);
+        assert_eq!(std::fs::read(&copy).unwrap(), whole);
+        assert_eq!(
+            std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&copy).unwrap()),
+            inode
+        );
+        assert!(copy_is_current(&remote, &address, &copy).unwrap());
+    }
+
+    #[test]
+    fn a_copy_is_checked_after_a_compaction_and_replaced_when_not_a_prefix() {
+        if !store_ready("a_copy_is_checked_after_a_compaction_and_replaced_when_not_a_prefix") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let writer_cache = dir.path().join("writer");
+        let address = fresh_address("compacted-copy.jsonl");
+        push(&data("pi16-demo.jsonl"), &address).unwrap();
+        for i in 0..3 {
+            append(&address, &writer_cache, &format!("m{i}"));
+        }
+        let remote = remote();
+        let copy = dir.path().join("copy.jsonl");
+        update_copy(&remote, &address, &copy).unwrap();
+        let before = std::fs::read(&copy).unwrap();
+
+        // A covering segment in place of those the copy was read from: the copy is compared
+        // with the log (read), found a prefix, and kept.
+        let options = |grace| CompactOptions {
+            grace: Duration::from_secs(grace),
+        };
+        let compacted = compact(&address, &options(3600)).unwrap();
+        assert!(compacted.segments_after < compacted.segments_before);
+        assert!(!copy_is_current(&remote, &address, &copy).unwrap());
+        let checked = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(checked.change, CopyChange::Unchanged);
+        assert_eq!(checked.read_bytes, before.len() as u64);
+        assert_eq!(std::fs::read(&copy).unwrap(), before);
+        let again = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!((again.change, again.read_bytes), (CopyChange::Unchanged, 0));
+        // The covered segments deleted: the segments read are the same, nothing is read.
+        assert!(compact(&address, &options(0)).unwrap().deleted > 0);
+        assert!(copy_is_current(&remote, &address, &copy).unwrap());
+        let after = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!((after.change, after.read_bytes), (CopyChange::Unchanged, 0));
+        // An append after the compaction: read alone.
+        append(&address, &writer_cache, "after");
+        let grown = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(grown.change, CopyChange::Grown);
+        let whole = pulled(&address, dir.path());
+        assert_eq!(grown.read_bytes, (whole.len() - before.len()) as u64);
+        assert_eq!(std::fs::read(&copy).unwrap(), whole);
+
+        // A copy changed on disk (same length, another mtime) is compared and replaced.
+        let mut damaged = whole.clone();
+        damaged[10] ^= 0x20;
+        std::fs::write(&copy, &damaged).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+        file.set_modified(std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1))
+            .unwrap();
+        let repaired = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(repaired.change, CopyChange::Replaced);
+        assert_eq!(std::fs::read(&copy).unwrap(), whole);
+        // Without its record, a copy that is a prefix is checked and kept.
+        std::fs::remove_file(copy_record_path(&copy)).unwrap();
+        let kept = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(
+            (kept.change, kept.read_bytes),
+            (CopyChange::Unchanged, whole.len() as u64)
+        );
+
+        // The log deleted and another written under its address: the copy is replaced.
+        for segment in SegmentStorage::open(remote.clone(), &address)
+            .unwrap()
+            .segments()
+        {
+            remote.delete(&segment.key).unwrap();
+        }
+        push(&data("pi16-gen-a.jsonl"), &address).unwrap();
+        let replaced = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(replaced.change, CopyChange::Replaced);
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(data("pi16-gen-a.jsonl")).unwrap()
+        );
+
+        // The log deleted: no copy, no record.
+        for segment in SegmentStorage::open(remote.clone(), &address)
+            .unwrap()
+            .segments()
+        {
+            remote.delete(&segment.key).unwrap();
+        }
+        assert!(!copy_is_current(&remote, &address, &copy).unwrap());
+        let gone = update_copy(&remote, &address, &copy).unwrap();
+        assert_eq!(gone.change, CopyChange::Absent);
+        assert!(!copy.exists() && !copy_record_path(&copy).exists());
+        assert!(copy_is_current(&remote, &address, &copy).unwrap());
+    }
+}

@@ -1,6 +1,7 @@
-//! The sessions stored under an `s3://BUCKET/PREFIX/`, for `treelog list`: found with delimited
-//! listings, then described as local sessions are ([`crate::listing`]), each opened with its
-//! index from the cache directory as [`super::open_session`] opens it, several at once.
+//! The sessions stored under an `s3://BUCKET/PREFIX/`, for `treelog list` and `search`: found
+//! with delimited listings, then described as local sessions are ([`crate::listing`]), each
+//! opened with its index from the cache directory as [`super::open_session`] opens it, several
+//! at once ([`each_session`]).
 //!
 //! A row needs the session's message count on every branch, its last entry's timestamp and its
 //! last name, which only the whole log (or its index) gives: the first segment's head and the
@@ -10,6 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::address::{S3Address, S3Prefix};
@@ -24,6 +26,10 @@ use crate::listing::SessionInfo;
 /// not work, so it overlaps with the others.
 pub const OPENED_AT_ONCE: usize = 16;
 
+/// Folder levels below a prefix that [`logs_under`] looks in, as a search looks below a
+/// directory.
+const FOLDER_DEPTH_MAX: usize = 32;
+
 /// The name of a log's segment folder ends with this after the log's name.
 const SEGMENTS_FOLDER_SUFFIX: &str = ".d/";
 
@@ -35,16 +41,33 @@ const LOG_SUFFIX: &str = ".jsonl";
 /// listing looks at a directory. An object `NAME.jsonl` (a JSONL file copied as one object) is
 /// listed too: opening it says that it is not a log stored as segments.
 pub fn session_addresses(prefix: &S3Prefix) -> Result<Vec<S3Address>> {
+    addresses_to_depth(prefix, 1)
+}
+
+/// The logs under `prefix` at any depth (up to 32 folder levels), in key order, found as
+/// [`session_addresses`] finds them: what a search of the prefix covers, as a search of a
+/// directory covers every `*.jsonl` below it. A log's segment folder is not looked into.
+pub fn logs_under(prefix: &S3Prefix) -> Result<Vec<S3Address>> {
+    addresses_to_depth(prefix, FOLDER_DEPTH_MAX)
+}
+
+fn addresses_to_depth(prefix: &S3Prefix, depth_max: usize) -> Result<Vec<S3Address>> {
     let config = StoreConfig::from_env()?;
     let remote = Remote::connect(&config, &prefix.bucket)?;
-    let top = remote.list_folder(&prefix.prefix)?;
-    let mut keys = logs_in(&top);
-    for folder in top
-        .folders
-        .iter()
-        .filter(|folder| log_key(folder).is_none())
-    {
-        keys.extend(logs_in(&remote.list_folder(folder)?));
+    let mut keys = BTreeSet::new();
+    let mut pending = vec![(prefix.prefix.clone(), 0)];
+    while let Some((folder, depth)) = pending.pop() {
+        let listed = remote.list_folder(&folder)?;
+        keys.extend(logs_in(&listed));
+        if depth < depth_max {
+            pending.extend(
+                listed
+                    .folders
+                    .into_iter()
+                    .filter(|folder| log_key(folder).is_none())
+                    .map(|folder| (folder, depth + 1)),
+            );
+        }
     }
     Ok(keys
         .into_iter()
@@ -89,6 +112,17 @@ pub fn describe_sessions(
     addresses: &[S3Address],
     options: &SessionOptions,
 ) -> Result<Vec<Result<SessionInfo>>> {
+    each_session(addresses, |remote, address| {
+        describe(remote, address, options)
+    })
+}
+
+/// Runs `work` on each of `addresses` (all in one bucket), [`OPENED_AT_ONCE`] at a time, each
+/// worker on its own connection; the results come back in the order of `addresses`.
+pub fn each_session<T: Send>(
+    addresses: &[S3Address],
+    work: impl Fn(&Arc<Remote>, &S3Address) -> Result<T> + Sync,
+) -> Result<Vec<Result<T>>> {
     let Some(first) = addresses.first() else {
         return Ok(Vec::new());
     };
@@ -97,22 +131,23 @@ pub fn describe_sessions(
         .map(|_| Remote::connect(&config, &first.bucket))
         .collect::<Result<Vec<_>>>()?;
     let next = AtomicUsize::new(0);
-    let done: Vec<Vec<(usize, Result<SessionInfo>)>> = std::thread::scope(|scope| {
+    let work = &work;
+    let done: Vec<Vec<(usize, Result<T>)>> = std::thread::scope(|scope| {
         let workers: Vec<_> = remotes
             .into_iter()
             .map(|remote| {
                 let next = &next;
                 scope.spawn(move || {
-                    let remote = std::sync::Arc::new(remote);
-                    let mut described = Vec::new();
+                    let remote = Arc::new(remote);
+                    let mut done = Vec::new();
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
                         let Some(address) = addresses.get(index) else {
                             break;
                         };
-                        described.push((index, describe(&remote, address, options)));
+                        done.push((index, work(&remote, address)));
                     }
-                    described
+                    done
                 })
             })
             .collect();
@@ -125,7 +160,7 @@ pub fn describe_sessions(
             })
             .collect()
     });
-    let mut slots: Vec<Option<Result<SessionInfo>>> = addresses.iter().map(|_| None).collect();
+    let mut slots: Vec<Option<Result<T>>> = addresses.iter().map(|_| None).collect();
     for (index, result) in done.into_iter().flatten() {
         slots[index] = Some(result);
     }
@@ -134,7 +169,7 @@ pub fn describe_sessions(
 
 /// The row of the session at `address`; its file modification time is its last segment's.
 fn describe(
-    remote: &std::sync::Arc<Remote>,
+    remote: &Arc<Remote>,
     address: &S3Address,
     options: &SessionOptions,
 ) -> Result<SessionInfo> {

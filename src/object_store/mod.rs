@@ -20,7 +20,10 @@
 //! - `compact.rs`: [`compact`], runs of small segments merged into covering segments, the
 //!   covered ones deleted after a grace period.
 //! - `check.rs`: `verify` of a log on a store: its segments, its bytes, its cached index.
-//! - `listing.rs`: the sessions under an `s3://BUCKET/PREFIX/`, found and described for `list`.
+//! - `listing.rs`: the sessions under an `s3://BUCKET/PREFIX/`, found (for `list` and `search`)
+//!   and described for `list`, several at once.
+//! - `local_copy.rs`: a local copy of a log caught up from the segments appended since the last
+//!   catch-up, checked byte for byte on any doubt (what `search` of an `s3://` address reads).
 
 mod address;
 mod check;
@@ -28,6 +31,7 @@ mod compact;
 mod error;
 mod layout;
 mod listing;
+mod local_copy;
 mod remote;
 mod storage;
 mod transfer;
@@ -40,7 +44,10 @@ pub use compact::{
 };
 pub use error::{ObjectStoreError, Result};
 pub use layout::Segment;
-pub use listing::{OPENED_AT_ONCE, describe_sessions, session_addresses};
+pub use listing::{OPENED_AT_ONCE, describe_sessions, each_session, logs_under, session_addresses};
+pub use local_copy::{
+    COPY_RECORD_SUFFIX, CopyChange, CopyUpdate, copy_is_current, copy_record_path, update_copy,
+};
 pub use remote::{Remote, StoreConfig};
 pub use storage::SegmentStorage;
 pub use transfer::{

@@ -168,7 +168,9 @@ impl SegmentStorage {
         Ok(end)
     }
 
-    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+    /// Reads the log's bytes at `offset` into `buf` (from one segment: fewer than asked at a
+    /// segment's end, 0 at the log's end).
+    pub(super) fn read(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
         match self.read_listed(offset, buf)? {
             Some(count) => Ok(count),
             None => {
