@@ -1042,4 +1042,53 @@ mod local_copies {
         assert!(!copy.exists() && !copy_record_path(&copy).exists());
         assert!(copy_is_current(&remote, &address, &copy).unwrap());
     }
+
+    /// `search::search` of an `s3://` address: the hits of the same log in a file, named by
+    /// the address.
+    #[cfg(feature = "search")]
+    #[test]
+    fn search_of_an_address_is_the_search_of_its_file() {
+        use treelog::search::{Quiet, SearchOptions, parse, search};
+        if !store_ready("search_of_an_address_is_the_search_of_its_file") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let address = fresh_address("searched.jsonl");
+        push(&data("pi16-sample-300.jsonl"), &address).unwrap();
+        let local = dir.path().join("local");
+        std::fs::create_dir_all(&local).unwrap();
+        let file = local.join("searched.jsonl");
+        std::fs::copy(data("pi16-sample-300.jsonl"), &file).unwrap();
+        let options = |index: &str| SearchOptions {
+            filters: Default::default(),
+            limit: 30,
+            sort: Default::default(),
+            index_dir: Some(dir.path().join(index)),
+            index_write: true,
+            branches: Default::default(),
+            include_edited: false,
+        };
+        let query = parse("error").unwrap();
+        let expected = search(&file, &query, &options("files"), &Quiet).unwrap();
+        assert!(!expected.is_empty());
+        let url = address.url();
+        for round in ["cold", "warm"] {
+            let hits = search(Path::new(&url), &query, &options("store"), &Quiet).unwrap();
+            assert_eq!(hits.len(), expected.len(), "{round}");
+            for (hit, want) in hits.iter().zip(&expected) {
+                assert_eq!(hit.session, PathBuf::from(&url), "{round}");
+                let mut renamed = hit.clone();
+                renamed.session = want.session.clone();
+                assert_eq!(&renamed, want, "{round}");
+            }
+        }
+        let missing = fresh_address("nothing-here.jsonl");
+        let error = search(Path::new(&missing.url()), &query, &options("store"), &Quiet)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(&format!("{}: no such log", missing.url())),
+            "{error}"
+        );
+    }
 }

@@ -35,6 +35,11 @@ pub enum SearchError {
         address: String,
         source: crate::openclaw::OpenClawError,
     },
+    /// A log on an object store (an `s3://` address) cannot be read: the object and what the
+    /// store answered, or what is wrong with the log's segments.
+    #[cfg(feature = "object-store")]
+    #[error(transparent)]
+    ObjectStore(#[from] crate::object_store::ObjectStoreError),
 }
 
 impl SearchError {

@@ -26,10 +26,15 @@
 //! engine query), `phrase` (a phrase query that skips documents that cannot reach the top
 //! hits), `originals` (the original text of edited entries, from the logs), `top` (the top
 //! hits, ties ordered by session and line), `store` (schema, catalog, lock, open/rebuild),
-//! `refresh` (catch-up), `find` (the logs under a directory), `openclaw` (OpenClaw's sessions
-//! copied from their rows into a cache folder, with the cargo feature `openclaw`).
+//! `refresh` (catch-up), `find` (the logs under a directory), `copies` (folders of local copies
+//! searched in place of sessions kept elsewhere, and the addresses their hits are named by),
+//! `openclaw` (OpenClaw's sessions copied from their rows into a cache folder, with the cargo
+//! feature `openclaw`), `s3` (logs on an object store copied from their segments into a cache
+//! folder, with the cargo feature `object-store`).
 
 mod branch;
+#[cfg(any(feature = "openclaw", feature = "object-store"))]
+mod copies;
 mod documents;
 mod error;
 mod extract;
@@ -41,6 +46,8 @@ mod phrase;
 mod progress;
 mod query;
 mod refresh;
+#[cfg(feature = "object-store")]
+mod s3;
 mod snippet;
 mod store;
 mod top;
@@ -224,7 +231,11 @@ fn target(path: &Path) -> Result<Target, SearchError> {
 /// be an `openclaw://` address too (`openclaw://[STATE_DIR#]AGENT/SESSION_ID`, one agent's
 /// sessions `openclaw://[STATE_DIR#]AGENT`, or every agent's `openclaw://STATE_DIR#`): the
 /// sessions' rows are searched as their lines in a JSONL file, and hits name them by their
-/// address written as `path` writes it (module `openclaw`).
+/// address written as `path` writes it (module `openclaw`). With the cargo feature
+/// `object-store`, `path` may be a log on an object store, `s3://BUCKET/KEY`, or a prefix,
+/// `s3://BUCKET/PREFIX/` (every log below it): local copies of the logs, caught up from the
+/// segments appended since the last search, are searched as files, and hits name the logs by
+/// their `s3://` address (module `s3`).
 pub fn search(
     path: &Path,
     query: &ParsedQuery,
@@ -236,16 +247,23 @@ pub fn search(
         .to_str()
         .and_then(|text| openclaw::prepare(text, options.index_dir.as_deref(), options.index_write))
     {
-        return search_openclaw(&prepared?, query, options, progress);
+        return search_copies(&prepared?, query, options, progress);
+    }
+    #[cfg(feature = "object-store")]
+    if let Some(prepared) = path
+        .to_str()
+        .and_then(|text| s3::prepare(text, options.index_dir.as_deref(), options.index_write))
+    {
+        return search_copies(&prepared?, query, options, progress);
     }
     search_logs(path, query, options, progress)
 }
 
-/// Searches the session copies an `openclaw://` address was prepared into, and names each hit
-/// by its session's address.
-#[cfg(feature = "openclaw")]
-fn search_openclaw(
-    prepared: &openclaw::Materialized,
+/// Searches the copies an address was prepared into, and names each hit by its session's
+/// address.
+#[cfg(any(feature = "openclaw", feature = "object-store"))]
+fn search_copies(
+    prepared: &copies::Materialized,
     query: &ParsedQuery,
     options: &SearchOptions,
     progress: &dyn Progress,
@@ -258,11 +276,7 @@ fn search_openclaw(
             ..options.clone()
         };
         for mut hit in search_logs(&folder.path, query, &inner, progress)? {
-            if let Some(address) = hit
-                .session
-                .file_name()
-                .and_then(|name| folder.addresses.get(name))
-            {
+            if let Some(address) = folder.addresses.get(&hit.session) {
                 hit.session = PathBuf::from(address);
             }
             hits.push(hit);

@@ -18,7 +18,6 @@
 //! are is searched read-only, and otherwise the rows are copied into a temporary folder,
 //! indexed in memory and deleted after the search.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
 use std::io;
@@ -26,36 +25,12 @@ use std::path::{Path, PathBuf};
 
 use crate::openclaw::{self, AgentDb, OpenClawError, Scope};
 
+use super::copies::{Materialized, Prepared, remove_if_present, temporary_dir};
 use super::error::SearchError;
 use super::store::INDEX_DIR_NAME;
 
 /// Hex digits of the database's hash in the cache folder's name.
 const CACHE_KEY_HEX_LEN: usize = 16;
-
-/// One folder of session copies to search, and how its hits are named.
-pub(crate) struct Prepared {
-    /// The folder, or one session's copy in it.
-    pub(crate) path: PathBuf,
-    /// Whether the search may write the folder's index and sidecars.
-    pub(crate) index_write: bool,
-    /// The address of each copy, by its file name.
-    pub(crate) addresses: HashMap<OsString, String>,
-}
-
-/// The folders an address's search covers, with the temporary folder (if any) that holds
-/// them, deleted when this is dropped.
-pub(crate) struct Materialized {
-    pub(crate) searches: Vec<Prepared>,
-    temporary: Option<PathBuf>,
-}
-
-impl Drop for Materialized {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.temporary {
-            let _ = fs::remove_dir_all(dir);
-        }
-    }
-}
 
 /// One session of an agent: its id and its lines as a JSONL file holds them.
 struct SessionLines {
@@ -136,7 +111,7 @@ fn prepare_scope(
         if index_write {
             (root, None, true)
         } else {
-            let dir = temporary_dir();
+            let dir = temporary_dir("openclaw");
             (dir.clone(), Some(dir), false)
         }
     } else {
@@ -145,6 +120,7 @@ fn prepare_scope(
     let mut materialized = Materialized {
         searches: Vec::new(),
         temporary,
+        lock: None,
     };
     for (db_path, sessions, prefix, one) in agents {
         let folder = cache_folder(&root, &db_path);
@@ -153,7 +129,10 @@ fn prepare_scope(
         }
         let addresses = sessions
             .iter()
-            .map(|session| (file_name(&session.id), format!("{prefix}{}", session.id)))
+            .map(|session| {
+                let copy = folder.join(file_name(&session.id));
+                (copy, format!("{prefix}{}", session.id))
+            })
             .collect();
         let path = match (one, sessions.first()) {
             (true, Some(session)) => folder.join(file_name(&session.id)),
@@ -199,14 +178,6 @@ fn cache_folder(root: &Path, db_path: &Path) -> PathBuf {
     let full = fs::canonicalize(db_path).unwrap_or_else(|_| db_path.to_path_buf());
     let hash = blake3::hash(full.as_os_str().as_encoded_bytes());
     root.join(format!("openclaw-{}", &hash.to_hex()[..CACHE_KEY_HEX_LEN]))
-}
-
-/// A fresh temporary folder's path (not created yet).
-fn temporary_dir() -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    std::env::temp_dir().join(format!("treelog-openclaw-{}-{nanos}", std::process::id()))
 }
 
 /// The copy's file name: the id when it is a plain file name, else `%` and its hex.
@@ -304,13 +275,4 @@ fn update_copy(file: &Path, bytes: &[u8]) -> Result<bool, SearchError> {
     fs::rename(&partial, file)
         .map_err(|error| SearchError::io(file, "write the cached copy", error))?;
     Ok(replaced)
-}
-
-fn remove_if_present(file: &Path) -> Result<(), SearchError> {
-    match fs::remove_file(file) {
-        Err(error) if error.kind() != io::ErrorKind::NotFound => {
-            Err(SearchError::io(file, "delete the stale copy", error))
-        }
-        _ => Ok(()),
-    }
 }
