@@ -613,3 +613,265 @@ mod compact {
         assert!(text(&help.stdout).contains("--grace <SECONDS>"));
     }
 }
+
+/// `treelog search` of `s3://` addresses: the hits of the same logs searched as local files,
+/// after other writers append and after a compaction; errors name the object (exit 2).
+mod search {
+    use super::*;
+
+    /// `search` run with the cache `cache` (and `extra` flags before the command).
+    fn search(cache: &Path, extra: &[&str], args: &[&str]) -> Output {
+        let all = [
+            &["--index-dir", cache.to_str().unwrap()][..],
+            extra,
+            &["search"][..],
+            args,
+        ]
+        .concat();
+        treelog(&all, "")
+    }
+
+    /// Asserts the search of `on_store` answers as the search of `on_files` with the same
+    /// arguments: the same exit code and output, the places named alike.
+    fn assert_same_hits(
+        files: (&Path, &str),
+        store: (&Path, &str),
+        args: &[&str],
+        extra: &[&str],
+    ) -> String {
+        same_hits_and_notices(files, store, args, extra).0
+    }
+
+    /// [`assert_same_hits`], returning the hits and what the search of the store said on
+    /// stderr.
+    fn same_hits_and_notices(
+        files: (&Path, &str),
+        store: (&Path, &str),
+        args: &[&str],
+        extra: &[&str],
+    ) -> (String, String) {
+        let from_files = search(files.0, extra, &[args, &[files.1]].concat());
+        let from_store = search(store.0, extra, &[args, &[store.1]].concat());
+        assert!(
+            from_files.status.code() == Some(0) || from_files.status.code() == Some(1),
+            "{args:?}: {}",
+            text(&from_files.stderr)
+        );
+        assert_eq!(
+            from_store.status.code(),
+            from_files.status.code(),
+            "{args:?} {}: {}",
+            store.1,
+            text(&from_store.stderr)
+        );
+        let hits = text(&from_store.stdout).replace(store.1, "PLACE");
+        assert_eq!(
+            hits,
+            text(&from_files.stdout).replace(files.1, "PLACE"),
+            "{args:?} {}",
+            store.1
+        );
+        assert!(!text(&from_store.stderr).contains("panicked"));
+        (hits, text(&from_store.stderr))
+    }
+
+    #[test]
+    fn search_of_s3_logs_answers_as_search_of_the_files() {
+        if !store_ready("search_of_s3_logs_answers_as_search_of_the_files") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("sessions");
+        let prefix = fresh_address("sessions/");
+        plant_sessions(&local, &prefix);
+        let local_dir = format!("{}/", local.display());
+        let cache_files = dir.path().join("cache-files");
+        let cache_store = dir.path().join("cache-store");
+        let files = (cache_files.as_path(), local_dir.as_str());
+        let store = (cache_store.as_path(), prefix.as_str());
+        let queries: [&[&str]; 7] = [
+            &["error", "--json", "--limit", "50"],
+            &["error"],
+            &["\"the file\"", "--json", "--sort", "newest", "--limit", "7"],
+            &["build*", "--role", "user", "--json"],
+            &["test -error", "--branch", "active", "--json"],
+            &["function", "--include-edited", "--json"],
+            &["zzyzxnotaword"],
+        ];
+        for query in queries {
+            let hits = assert_same_hits(files, store, query, &[]);
+            if query[0] != "zzyzxnotaword" {
+                assert!(hits.contains("PLACE"), "{query:?}: no hit");
+            }
+        }
+        // Every log below the prefix is searched, at any depth.
+        let all = assert_same_hits(files, store, &["test", "--json", "--limit", "2000"], &[]);
+        assert!(all.contains("\"session\":\"PLACE--home-dev-project--/pi16-gen-a.jsonl\""));
+        assert!(all.contains("\"session\":\"PLACEpi16-demo.jsonl\""));
+        // One log, in its prefix's folder as a file in its directory's index; a log in a
+        // subfolder; the prefix without its slash.
+        for name in ["pi16-demo.jsonl", "--home-dev-project--/pi16-gen-b.jsonl"] {
+            let file = format!("{local_dir}{name}");
+            let address = format!("{prefix}{name}");
+            let hits = assert_same_hits(
+                (files.0, file.as_str()),
+                (store.0, address.as_str()),
+                &["test", "--json", "--limit", "50"],
+                &[],
+            );
+            assert!(hits.contains("\"session\":\"PLACE\""), "{hits}");
+        }
+        assert_same_hits(
+            (files.0, local_dir.trim_end_matches('/')),
+            (store.0, prefix.trim_end_matches('/')),
+            &["test", "--json"],
+            &[],
+        );
+        // Nothing is written with --no-index-write: a current cache is read as it is, and a
+        // cache that does not exist is not created.
+        assert_same_hits(files, store, &["error", "--json"], &["--no-index-write"]);
+        let unwritten = dir.path().join("unwritten");
+        assert_same_hits(
+            files,
+            (unwritten.as_path(), prefix.as_str()),
+            &["error", "--json"],
+            &["--no-index-write"],
+        );
+        assert!(!unwritten.exists());
+        // A cache that cannot be written (a file where its directory would be) does not fail
+        // the search: it runs as without index writes.
+        let blocked = dir.path().join("blocked");
+        std::fs::write(&blocked, "").unwrap();
+        assert_same_hits(
+            files,
+            (blocked.as_path(), prefix.as_str()),
+            &["error", "--json"],
+            &[],
+        );
+        assert_eq!(std::fs::read(&blocked).unwrap(), b"");
+
+        // Another writer (another cache) appends to a log: the next search finds its entry,
+        // answering as the log pulled into the directory does.
+        let demo = format!("{prefix}pi16-demo.jsonl");
+        for i in 0..3 {
+            let input = format!(
+                "{{\"role\":\"user\",\"content\":\"quokka{i} marmalade\",\"timestamp\":1795512700000}}\n"
+            );
+            let other = dir.path().join("writer-cache");
+            let out = treelog(
+                &["--index-dir", other.to_str().unwrap(), "append", &demo],
+                &input,
+            );
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        let demo_file = local.join("pi16-demo.jsonl");
+        let pulled = treelog(&["pull", "--force", &demo, demo_file.to_str().unwrap()], "");
+        assert!(pulled.status.success(), "{}", text(&pulled.stderr));
+        // The copy and the folder's index are caught up, not rebuilt (no notice).
+        let (appended, notices) =
+            same_hits_and_notices(files, store, &["marmalade", "--json"], &[]);
+        assert_eq!(appended.lines().count(), 3, "{appended}");
+        assert_eq!(notices, "");
+        assert_same_hits(files, store, &["error", "--json", "--limit", "50"], &[]);
+
+        // A compaction writes covering segments (and, with no grace, deletes the covered
+        // ones): the copies it no longer matches by name are checked and answer the same.
+        for (grace, done) in [
+            ("3600", "1 covering segment(s) written"),
+            ("0", "3 covered segment(s) deleted"),
+        ] {
+            let out = treelog(&["compact", &demo, "--grace", grace], "");
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            assert!(text(&out.stdout).contains(done), "{}", text(&out.stdout));
+            let (after, notices) =
+                same_hits_and_notices(files, store, &["marmalade", "--json"], &[]);
+            assert_eq!(after, appended);
+            assert_eq!(
+                notices, "",
+                "a compaction changes no byte: nothing is rebuilt"
+            );
+            assert_same_hits(files, store, &["error", "--json", "--limit", "50"], &[]);
+        }
+
+        // A log removed from the prefix, and its file from the directory: its hits are gone.
+        let (bucket, key_prefix) = prefix
+            .strip_prefix("s3://")
+            .unwrap()
+            .split_once('/')
+            .unwrap();
+        let gone = format!("{key_prefix}pi-sample-200.jsonl");
+        let remote = test_remote(bucket);
+        remote.delete(&format!("{gone}.d/seg-{:020}", 0)).unwrap();
+        std::fs::remove_file(local.join("pi-sample-200.jsonl")).unwrap();
+        let before_removal = all;
+        let left = assert_same_hits(files, store, &["test", "--json", "--limit", "2000"], &[]);
+        assert!(before_removal.contains("PLACEpi-sample-200.jsonl"));
+        assert!(!left.contains("PLACEpi-sample-200.jsonl"), "{left}");
+    }
+
+    #[test]
+    fn search_errors_name_the_object() {
+        if !store_ready("search_errors_name_the_object") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let missing = fresh_address("missing.jsonl");
+        let out = search(dir.path(), &[], &["error", &missing]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).starts_with(&format!(
+                "treelog: {missing}: no such log: no segment under {missing}.d/"
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+        // An empty prefix is an empty directory: no hit.
+        let empty = fresh_address("empty/");
+        let out = search(dir.path(), &[], &["error", &empty]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+        let bucket = "s3://treelog-no-such-bucket/sessions/";
+        let out = search(dir.path(), &[], &["error", bucket]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).starts_with(&format!(
+                "treelog: {bucket}: cannot list the folder: the store answered: "
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+        let out = search(dir.path(), &[], &["error", "s3:///sessions/"]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains("the bucket is empty"));
+        // A damaged log below a prefix stops the search with its object's name.
+        let prefix = fresh_address("damaged/");
+        let pushed = treelog(
+            &[
+                "push",
+                data("pi16-demo.jsonl").to_str().unwrap(),
+                &format!("{prefix}ok.jsonl"),
+            ],
+            "",
+        );
+        assert!(pushed.status.success(), "{}", text(&pushed.stderr));
+        let (bucket, key_prefix) = prefix
+            .strip_prefix("s3://")
+            .unwrap()
+            .split_once('/')
+            .unwrap();
+        test_remote(bucket)
+            .overwrite(&format!("{key_prefix}gap.jsonl.d/seg-{:020}", 5), b"{}\n")
+            .unwrap();
+        let out = search(dir.path(), &[], &["error", &prefix]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).starts_with(&format!(
+                "treelog: {prefix}gap.jsonl.d/seg-00000000000000000005: missing segment"
+            )),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stderr).contains("panicked"));
+        let help = treelog(&["search", "--help"], "");
+        assert!(text(&help.stdout).contains("s3://BUCKET/PREFIX/"));
+    }
+}

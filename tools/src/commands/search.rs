@@ -42,6 +42,17 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// cache folder (`openclaw-<hash of the database's path>/` in --index-dir, else in
 /// $XDG_CACHE_HOME/treelog or ~/.cache/treelog), checked against the rows on every search.
 ///
+/// A PATH may name logs on an S3-compatible object store (the store named by the environment,
+/// as for push and pull): one log `s3://BUCKET/KEY`, or every log below a prefix
+/// `s3://BUCKET/PREFIX/` (or `s3://BUCKET`), at any depth, as a directory; a KEY that holds no
+/// log but has logs below `KEY/` is that prefix. Each log is searched as a local copy of its
+/// bytes, so the hits, lines, snippets and flags are those of the same files in a directory;
+/// hits name the log as `s3://BUCKET/KEY:LINE`. The copies and their index are kept in a cache
+/// folder per prefix (`s3-<hash of the store, bucket and prefix>/` in --index-dir, else in
+/// $XDG_CACHE_HOME/treelog or ~/.cache/treelog); each search reads only the segments appended
+/// since the last one, and compares a copy with the log byte for byte when the segments are not
+/// those it was read from (after `treelog compact`).
+///
 /// Context edits are followed: a message taken out of the model's view (pi's `context_edit`
 /// with `replacement: null`) is not in the index at all, and a replaced one is found and shown
 /// by its replacement's text, marked `[edited]` (`"edited": true` in --json). Each hit says
@@ -54,14 +65,16 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// `FILE:LINE  ROLE  TIMESTAMP  [edited] [original] [off-path] snippet`
 /// (the markers only when they apply). Exit 0 when there is a hit, 1 when there is none, 2 on
 /// bad usage or an unreadable PATH (an OpenClaw address: a missing state directory, database,
-/// agent or session, or a row that does not decode, named after the address).
+/// agent or session, or a row that does not decode, named after the address; an s3:// address:
+/// no such log or bucket, or a segment that cannot be read, named with the store's answer).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The words to find (a query may start with -word).
     #[arg(allow_hyphen_values = true)]
     pub query: String,
-    /// Session files, directories to search for *.jsonl (default: the current directory), or
-    /// OpenClaw sessions: openclaw://[STATE_DIR#]AGENT[/SESSION_ID], openclaw://STATE_DIR#.
+    /// Session files, directories to search for *.jsonl (default: the current directory),
+    /// OpenClaw sessions: openclaw://[STATE_DIR#]AGENT[/SESSION_ID], openclaw://STATE_DIR#, or
+    /// logs on an object store: s3://BUCKET/KEY, s3://BUCKET/PREFIX/.
     pub paths: Vec<PathBuf>,
     /// Only messages of this role (tool: tool results and bash executions).
     #[arg(long, value_enum)]
