@@ -1,22 +1,39 @@
-//! The examples under `examples/` run and say what they teach: each is run with
-//! `cargo run --example` and its output checked for the facts it demonstrates (counts, ids
-//! relations, refusals), so an example that goes stale fails here. The timing probes under
+//! The examples under `examples/` run and say what they teach: each is built with `cargo build
+//! --workspace --example`, run, and its output checked for the facts it demonstrates (counts,
+//! ids relations, refusals), so an example that goes stale fails here. The timing probes under
 //! `examples/probes/` answer bad usage and bad files with their usage text and exit 2, never
 //! a panic.
 
 use std::path::Path;
 use std::process::Output;
 
-/// Runs `cargo run --example NAME -- ARGS` from this package.
+/// Runs example NAME with ARGS. It is built with `cargo build --workspace`, the package selection
+/// `cargo test --workspace` builds with: a `cargo run` of this package alone would resolve other
+/// features, rebuild the library for the example and leave the next test build to rebuild it
+/// back. After a workspace test build the build step finds everything fresh.
 fn run_example(name: &str, args: &[&str]) -> Output {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
-    std::process::Command::new(env!("CARGO"))
-        .args(["run", "--quiet", "--manifest-path"])
+    let build = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--workspace", "--manifest-path"])
         .arg(&manifest)
-        .args(["--example", name, "--"])
+        .args(["--example", name])
+        .output()
+        .expect("cargo runs");
+    assert!(
+        build.status.success(),
+        "example {name} does not build:\n{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
+    // The test binary is target/<profile>/deps/it-HASH; examples are target/<profile>/examples.
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the test binary lies in <target>/<profile>/deps");
+    std::process::Command::new(profile_dir.join("examples").join(name))
         .args(args)
         .output()
-        .expect("cargo runs")
+        .expect("the built example runs")
 }
 
 /// The example's stdout, after checking that it exited 0.
