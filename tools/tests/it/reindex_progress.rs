@@ -47,7 +47,7 @@ fn positions(drawn: &str) -> Vec<String> {
 fn progress_bar_moves_within_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("big.jsonl");
-    crate::synth::generate(&log, 6000, 1);
+    crate::synth::generate(&log, 24_000, 1);
     let len = std::fs::metadata(&log).unwrap().len();
     assert!(len > 4 * 1024 * 1024, "{len} bytes: several chunks");
     let path = log.to_str().unwrap();
