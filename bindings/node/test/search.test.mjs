@@ -1,8 +1,9 @@
 // `search` and `reindexSearch` against the CLI they mirror: for many queries
 // and every option, the hits deep-equal what `treelog search --json` prints over the same
 // directory (same index, same keys, values and order), and the errors carry the package's
-// codes where the CLI refuses with exit 2. The CLI is built in debug (`cargo build -p
-// treelog-cli`, a no-op when it is current) and run from the repository's target directory.
+// codes where the CLI refuses with exit 2. The CLI is TREELOG_CLI when set (scripts/test sets
+// it to the binary `cargo test --workspace` has just built), else built in debug (`cargo build
+// -p treelog-cli`, a no-op when it is current) and run from the repository's target directory.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -13,9 +14,10 @@ import { DATA, TRANSCRIPTS, prng, tempDir as newTempDir, treelog } from "./helpe
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPOSITORY = join(HERE, "../../..");
-const CLI = join(process.env.CARGO_TARGET_DIR ?? join(REPOSITORY, "target"), "debug/treelog");
+const CLI = process.env.TREELOG_CLI || join(process.env.CARGO_TARGET_DIR ?? join(REPOSITORY, "target"), "debug/treelog");
 
 before(() => {
+  if (process.env.TREELOG_CLI) return;
   const built = spawnSync("cargo", ["build", "--quiet", "-p", "treelog-cli"], { cwd: REPOSITORY, encoding: "utf8" });
   assert.equal(built.status, 0, `cargo build -p treelog-cli failed:\n${built.stderr}`);
 });
