@@ -132,6 +132,30 @@ struct Plan {
     whole_folder: bool,
 }
 
+impl Plan {
+    /// `work(store, log, its copy in folder)` for each log, several at once, in `logs` order.
+    fn each_copy<T, Work>(
+        &self,
+        folder: &Path,
+        work: Work,
+    ) -> Result<Vec<Result<T, ObjectStoreError>>, SearchError>
+    where
+        T: Send,
+        Work: Fn(&Arc<Remote>, &S3Address, &Path) -> Result<T, ObjectStoreError> + Sync,
+    {
+        let addresses: Vec<S3Address> = self.logs.iter().map(|(log, ..)| log.clone()).collect();
+        let keys: HashMap<&S3Address, &str> = self
+            .logs
+            .iter()
+            .map(|(log, key, _)| (log, key.as_str()))
+            .collect();
+        Ok(each_session(&addresses, |remote, address| {
+            let copy = copy_path(folder, keys.get(address).copied().unwrap_or_default());
+            work(remote, address, &copy)
+        })?)
+    }
+}
+
 fn plan_of(scope: &Scope, root: &Path) -> Result<Plan, SearchError> {
     let config = StoreConfig::from_env()?;
     Ok(match scope {
@@ -251,16 +275,7 @@ fn lock(folder: &Path) -> Result<File, SearchError> {
 /// sidecar of each replaced copy and then the folder's search index, and, for a whole folder,
 /// the copies of logs no longer there.
 fn update_copies(plan: &Plan, folder: &Path) -> Result<(), SearchError> {
-    let addresses: Vec<S3Address> = plan.logs.iter().map(|(log, ..)| log.clone()).collect();
-    let keys: HashMap<&S3Address, &str> = plan
-        .logs
-        .iter()
-        .map(|(log, key, _)| (log, key.as_str()))
-        .collect();
-    let updated = each_session(&addresses, |remote, address| {
-        let copy = copy_path(folder, keys.get(address).copied().unwrap_or_default());
-        update_copy(remote, address, &copy)
-    })?;
+    let updated = plan.each_copy(folder, update_copy)?;
     let mut rebuild = false;
     for ((_, key, _), update) in plan.logs.iter().zip(updated) {
         let change = update?.change;
@@ -305,16 +320,7 @@ fn stale_copies(plan: &Plan, folder: &Path) -> Result<Vec<PathBuf>, SearchError>
 /// Whether the cache holds every log of `plan` as it is now (and, for a whole folder, no copy
 /// of another), read without writing.
 fn copies_current(plan: &Plan) -> Result<bool, SearchError> {
-    let addresses: Vec<S3Address> = plan.logs.iter().map(|(log, ..)| log.clone()).collect();
-    let keys: HashMap<&S3Address, &str> = plan
-        .logs
-        .iter()
-        .map(|(log, key, _)| (log, key.as_str()))
-        .collect();
-    let current = each_session(&addresses, |remote, address| {
-        let copy = copy_path(&plan.folder, keys.get(address).copied().unwrap_or_default());
-        copy_is_current(remote, address, &copy)
-    })?;
+    let current = plan.each_copy(&plan.folder, copy_is_current)?;
     for log in current {
         if !log? {
             return Ok(false);
