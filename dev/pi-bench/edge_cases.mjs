@@ -1,7 +1,8 @@
 // Differential check on hand-written edge cases: each log of edge_cases.json is opened by
-// pi's own SessionManager and by treelog (`treelog path`, `treelog context`), each on its own
-// copy, and the leaf-to-root ids and the context JSON are compared. pi runs in a child
-// process with a time limit: it loops forever on a self-parent.
+// pi's own SessionManager and by treelog (`treelog path`, and `treelog context --pi-compat
+// 0.73`, the context rule of the pi this runs), each on its own copy, and the leaf-to-root ids
+// and the context JSON are compared. pi runs in a child process with a time limit: it loops
+// forever on a self-parent.
 //
 // Usage: node edge_cases.mjs [--treelog PATH]. Prints one line per case; exits 1 if a case
 // differs in a way not listed in `known` below. pi 0.73.1 is the one bindings/node pins (its
@@ -52,7 +53,7 @@ try {
       killSignal: "SIGKILL",
     });
     const path = spawnSync(treelog, ["path", ourCopy], { encoding: "utf8" });
-    const context = spawnSync(treelog, ["context", ourCopy], { encoding: "utf8" });
+    const context = spawnSync(treelog, ["context", "--pi-compat", "0.73", ourCopy], { encoding: "utf8" });
     let verdict;
     if (path.status !== 0 || context.status !== 0) {
       verdict = `treelog failed: ${path.stderr}${context.stderr}`.trim();
