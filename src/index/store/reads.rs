@@ -17,7 +17,7 @@ use super::handle::index_error;
 use super::schema::{META, RECORDS, ReadTables, stored_counts};
 use crate::error::Result;
 use crate::format::page::{PageView, RecordRef};
-use crate::format::record::{LabelValue, Record, SEQ_NONE, StoredCounts};
+use crate::format::record::{DecodeError, LabelValue, Record, SEQ_NONE, StoredCounts};
 use crate::index::fast_map::FastMap;
 use crate::index::id_table::{self, IDS, IDS_NAME, IDS_RECENT, IDS_RECENT_NAME};
 use crate::index::links::Links;
@@ -54,6 +54,14 @@ impl Hop<'_> {
             Hop::Pending(record) => record.depth,
             Hop::Stored(record) => record.depth(),
         })
+    }
+
+    /// The whole record: the overlay's copied, a stored one decoded.
+    fn to_record(&self) -> std::result::Result<Record, DecodeError> {
+        match self {
+            Hop::Pending(record) => Ok((*record).clone()),
+            Hop::Stored(record) => record.decode(),
+        }
     }
 }
 
@@ -234,12 +242,7 @@ impl Store {
         let mut out = Vec::with_capacity(seqs.len());
         self.guard(|| {
             self.visit_records_at(seqs, |_, hop| {
-                out.push(match hop {
-                    Hop::Pending(record) => record.clone(),
-                    Hop::Stored(record) => {
-                        record.decode().map_err(|error| self.read_error(error.0))?
-                    }
-                });
+                out.push(hop.to_record().map_err(|error| self.read_error(error.0))?);
                 Ok(())
             })
         })?;
@@ -321,15 +324,8 @@ impl Store {
         let mut out = Vec::new();
         self.guard(|| {
             self.walk_up(seq, stop_seq, |seq, hop| {
-                out.push((
-                    seq,
-                    match hop {
-                        Hop::Pending(record) => record.clone(),
-                        Hop::Stored(record) => {
-                            record.decode().map_err(|error| self.read_error(error.0))?
-                        }
-                    },
-                ));
+                let record = hop.to_record().map_err(|error| self.read_error(error.0))?;
+                out.push((seq, record));
                 Ok(())
             })
         })?;
