@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use super::{BranchedEntries, Session};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::fields::with_field;
 use crate::format::ids::entry_id_from_draws;
 use crate::format::json_scan;
@@ -175,14 +175,6 @@ impl Session {
             Ok(found) if found.is_object => with_field(&json, "id", &json_string(&record.id))
                 .ok_or_else(|| self.not_an_object(record)),
             _ => Err(self.not_an_object(record)),
-        }
-    }
-
-    fn not_an_object(&self, record: &Record) -> Error {
-        Error::LogChanged {
-            path: self.log_path().to_path_buf(),
-            offset_bytes: record.offset_bytes,
-            reason: "an indexed entry is no longer a JSON object".into(),
         }
     }
 }

@@ -617,18 +617,21 @@ impl Session {
         self.entry_from(seq, &record)
     }
 
+    /// The error for an indexed entry whose line no longer reads as a JSON object.
+    pub(super) fn not_an_object(&self, record: &Record) -> Error {
+        Error::LogChanged {
+            path: self.log_path().to_path_buf(),
+            offset_bytes: record.offset_bytes,
+            reason: "an indexed entry is no longer a JSON object".into(),
+        }
+    }
+
     fn entry_from(&self, _seq: u64, record: &Record) -> Result<Entry> {
         let json = self.read_line(record)?;
         // One pass validates the line and finds the two fields (the last of a repeated key).
         let [parent_raw, timestamp_raw] = match json_scan::scan(&json, &["parentId", "timestamp"]) {
             Ok(found) if found.is_object => found.fields,
-            _ => {
-                return Err(Error::LogChanged {
-                    path: self.log_path().to_path_buf(),
-                    offset_bytes: record.offset_bytes,
-                    reason: "an indexed entry is no longer a JSON object".into(),
-                });
-            }
+            _ => return Err(self.not_an_object(record)),
         };
         let text = |raw: Option<&str>| raw.and_then(json_text_str).map(Cow::into_owned);
         let tree_parent_id = self.id_of(record.parent_seq)?;
