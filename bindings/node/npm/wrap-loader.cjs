@@ -15,11 +15,18 @@
 const { readFileSync, writeFileSync } = require("node:fs");
 const { basename } = require("node:path");
 
+const PLATFORMS = JSON.parse(readFileSync(require("node:path").join(__dirname, "platforms.json"), "utf8")).map(
+  ({ dir, os, cpu, libc, label }) => ({ dir, os, cpu, libc, label }),
+);
+
 const MARK = "// treelog: napi-rs's generated loader, wrapped by npm/wrap-loader.cjs";
 
 const wrapper = (generated) => `${MARK}
 // (napi build --pipe): an error of the loader becomes one that names the platform and says how
 // to build the addon from source. The generated code runs unchanged in generatedLoader below.
+
+/** The platforms a release ships an addon for (npm/platforms.json, at build time). */
+const PLATFORMS = ${JSON.stringify(PLATFORMS)};
 
 function platformName() {
   let name = \`\${process.platform} \${process.arch}\`;
@@ -50,13 +57,15 @@ function attempts(error) {
 
 function noAddonError(cause) {
   const platform = platformName();
-  const fix =
-    process.platform === "linux" && process.arch === "x64" && platform.includes("glibc")
-      ? "The prebuilt one for this platform is in the package treelog-linux-x64-gnu, an optional dependency " +
-        "of treelog, which is missing or did not load: reinstall treelog without --omit=optional (or " +
-        "--no-optional), from a package-lock.json not written on another platform. Or build the addon from source"
-      : "treelog ships a prebuilt addon for linux x64 glibc only (the package treelog-linux-x64-gnu). Build one " +
-        "for this platform from source";
+  const shipped = PLATFORMS.find(
+    (p) => p.os === process.platform && p.cpu === process.arch && (!p.libc || platform.includes(p.libc)),
+  );
+  const fix = shipped
+    ? \`The prebuilt one for this platform is in the package treelog-\${shipped.dir}, an optional dependency \` +
+      "of treelog, which is missing or did not load: reinstall treelog without --omit=optional (or " +
+      "--no-optional), from a package-lock.json not written on another platform. Or build the addon from source"
+    : \`treelog ships prebuilt addons for \${PLATFORMS.map((p) => p.label).join("; ")} only (the packages \` +
+      "treelog-<platform>). Build one for this platform from source";
   const error = new Error(
     \`treelog: no native addon loaded for \${platform} (Node \${process.version}). \${fix}: with a Rust \` +
       "toolchain (rustup), run \`npm ci\` and \`npm run build\` in bindings/node of treelog's source (it writes " +
