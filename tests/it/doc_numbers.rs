@@ -1,6 +1,6 @@
 //! The documents quote the code's numbers. Each row of [`QUOTES`] is a phrase that
-//! ARCHITECTURE.md, RELIABILITY.md, README.md, BENCHMARKS.md or a file of `format-spec/` says,
-//! with `{}` where it gives a number (a schema version, a bound, a run length), and the place in
+//! ARCHITECTURE.md, RELIABILITY.md, README.md, BENCHMARKS.md or a page of `format-spec/` or
+//! `docs/` says, with `{}` where it gives a number (a schema version, a bound, a run length), and the place in
 //! the code that holds the number. Every place a document says the phrase is compared with the
 //! code, so a constant changed without its documents fails here, and so does a document that
 //! quotes a wrong value.
@@ -272,14 +272,16 @@ fn documents(root: &Path) -> Vec<PathBuf> {
     .iter()
     .map(|name| root.join(name))
     .collect();
-    let spec = root.join("format-spec");
-    let mut specs: Vec<PathBuf> = std::fs::read_dir(&spec)
-        .unwrap_or_else(|e| panic!("{}: {e}", spec.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "md"))
-        .collect();
-    specs.sort();
-    paths.extend(specs);
+    for folder in ["format-spec", "docs"] {
+        let folder = root.join(folder);
+        let mut pages: Vec<PathBuf> = std::fs::read_dir(&folder)
+            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "md"))
+            .collect();
+        pages.sort();
+        paths.extend(pages);
+    }
     paths
 }
 
