@@ -2,11 +2,14 @@
 //! lengths), the log's bytes checked as a local log is (read into a temporary directory with
 //! a throwaway index there), and the cached index checked against the log on the store.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
-use super::transfer::{open_session, verify_layout_bytes};
+use super::remote::{Remote, connect};
+use super::transfer::{open_session_on, verify_layout_into};
 use crate::verify::{Problem, ProblemKind, Report, verify_log_with};
 use crate::{IndexState, SessionOptions, Verify};
 
@@ -15,7 +18,17 @@ use crate::{IndexState, SessionOptions, Verify};
 /// a full check when `full`. A layout error (a missing, overlapping or foreign object) is an
 /// error, not a problem: the log cannot be read.
 pub fn verify(address: &S3Address, full: bool, options: &SessionOptions) -> Result<Report> {
-    let (bytes, _) = verify_layout_bytes(address)?;
+    verify_on(connect(address)?, address, full, options)
+}
+
+/// [`verify`] over `remote`. The log is streamed to the temporary copy: memory stays within a
+/// few reads, whatever its size.
+pub fn verify_on(
+    remote: Arc<Remote>,
+    address: &S3Address,
+    full: bool,
+    options: &SessionOptions,
+) -> Result<Report> {
     let dir = temp_dir();
     let io = |operation: &'static str, source| ObjectStoreError::Io {
         path: dir.clone(),
@@ -25,8 +38,14 @@ pub fn verify(address: &S3Address, full: bool, options: &SessionOptions) -> Resu
     std::fs::create_dir_all(&dir).map_err(|e| io("create a temporary directory", e))?;
     let file_name = address.key.rsplit('/').next().unwrap_or("log.jsonl");
     let local = dir.join(file_name);
-    let checked = std::fs::write(&local, &bytes)
+    let checked = std::fs::File::create(&local)
         .map_err(|e| io("write the log read from the store", e))
+        .and_then(|file| {
+            let mut out = std::io::BufWriter::new(file);
+            verify_layout_into(remote.clone(), address, &mut out, &local)?;
+            out.flush()
+                .map_err(|e| io("write the log read from the store", e))
+        })
         .and_then(|()| {
             let local_options = SessionOptions {
                 index_dir: Some(dir.join("index")),
@@ -37,7 +56,8 @@ pub fn verify(address: &S3Address, full: bool, options: &SessionOptions) -> Resu
         });
     let _ = std::fs::remove_dir_all(&dir);
     let mut report = checked?;
-    let session = open_session(
+    let session = open_session_on(
+        remote,
         address,
         SessionOptions {
             verify: if full { Verify::Full } else { Verify::Quick },

@@ -9,7 +9,7 @@
 //! covering segment holds their bytes. It never covers the last segment, so it never moves
 //! the end an append is named by.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
@@ -82,25 +82,33 @@ pub struct Compacted {
 /// segment whose bytes differ from those it covers is refused, and nothing it covers is
 /// deleted).
 pub fn compact(address: &S3Address, options: &CompactOptions) -> Result<Compacted> {
-    let remote = connect(address)?;
-    let before = list(&remote, address)?;
+    compact_on(&*connect(address)?, address, options)
+}
+
+/// [`compact`] over `remote` (whose clock measures the grace period).
+pub fn compact_on(
+    remote: &Remote,
+    address: &S3Address,
+    options: &CompactOptions,
+) -> Result<Compacted> {
+    let before = list(remote, address)?;
     let len_bytes = before.segments.last().map_or(0, Segment::end);
     let mut written = Vec::new();
     for run in runs(&before.segments) {
-        match write_covering(&remote, address, &run, &before.covered) {
+        match write_covering(remote, address, &run, &before.covered) {
             Ok(covering) => written.push(covering),
             Err(error) => {
-                undo(&remote, &written);
+                undo(remote, &written);
                 return Err(error);
             }
         }
     }
     // A concurrent compaction that chose other runs (other thresholds) would cross this one:
     // readers refuse that, so this pass takes back what it wrote.
-    let after = match list(&remote, address) {
+    let after = match list(remote, address) {
         Ok(after) => after,
         Err(error) => {
-            undo(&remote, &written);
+            undo(remote, &written);
             return Err(error);
         }
     };
@@ -114,7 +122,7 @@ pub fn compact(address: &S3Address, options: &CompactOptions) -> Result<Compacte
             ),
         });
     }
-    let (deleted, waiting) = delete_covered(&remote, address, &after, options.grace)?;
+    let (deleted, waiting) = delete_covered(remote, address, &after, options.grace)?;
     Ok(Compacted {
         len_bytes,
         segments_before: before.segments.len(),
@@ -180,13 +188,18 @@ fn write_covering(
 ) -> Result<Covering> {
     let start = run.first().map_or(0, |s| s.start);
     let end = run.last().map_or(0, Segment::end);
-    let mut bytes = Vec::with_capacity((end - start) as usize);
+    // A run holds at most COVERING_MAX_BYTES as listed, and each segment is read checked
+    // against its listed size: the bytes held stay within that bound.
+    let mut bytes = Vec::with_capacity(
+        (end - start).min(COVERING_MAX_BYTES.min(crate::limits::OBJECT_READ_CHUNK_BYTES)) as usize,
+    );
     for segment in run {
-        let read = read_whole(remote, address, segment)?;
+        let from = bytes.len();
+        read_whole(remote, address, segment, &mut bytes)?;
         if segment.is_covering() {
-            check_covering(remote, address, segment, &read, covered)?;
+            let held = blake3::hash(&bytes[from..]).to_hex().to_string();
+            check_covering(remote, address, segment, &held, covered)?;
         }
-        bytes.extend_from_slice(&read);
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();
     let key = address.covering_key(start, end);
@@ -195,8 +208,14 @@ fn write_covering(
         Created::Written { .. } => true,
         Created::Exists => false,
     };
-    let back = remote.get(&key)?;
-    let back_hash = blake3::hash(&back).to_hex().to_string();
+    let back = Segment {
+        key: key.clone(),
+        start,
+        len: end - start,
+        e_tag: None,
+        modified_ns: 0,
+    };
+    let (back_len, back_hash) = hash_whole(remote, address, &back)?;
     if back_hash != hash {
         return Err(ObjectStoreError::Layout {
             object,
@@ -208,7 +227,7 @@ fn write_covering(
                 } else {
                     "already there, with other bytes than the segments it covers"
                 },
-                back.len(),
+                back_len,
                 bytes.len()
             ),
         });
@@ -224,30 +243,51 @@ fn write_covering(
     })
 }
 
-/// The whole segment, which must hold the bytes listed.
-fn read_whole(remote: &Remote, address: &S3Address, segment: &Segment) -> Result<Vec<u8>> {
-    let bytes = remote.get(&segment.key)?;
-    if bytes.len() as u64 != segment.len {
-        return Err(ObjectStoreError::Layout {
-            object: address.object_url(&segment.key),
-            reason: format!(
-                "the segment holds {} bytes but was listed with {}: it was replaced while read",
-                bytes.len(),
-                segment.len
-            ),
-        });
+/// Appends the whole segment to `bytes`; it must hold the bytes listed.
+fn read_whole(
+    remote: &Remote,
+    address: &S3Address,
+    segment: &Segment,
+    bytes: &mut Vec<u8>,
+) -> Result<()> {
+    let there = remote.each_chunk(address, segment, |chunk| {
+        bytes.extend_from_slice(chunk);
+        Ok(())
+    })?;
+    if !there {
+        return Err(deleted_while_read(address, segment));
     }
-    Ok(bytes)
+    Ok(())
 }
 
-/// Checks that `covering` (whose bytes are `bytes`) holds the bytes of the objects it covers,
-/// when those still tile it; `Ok(false)` when they do not (some were deleted) and nothing was
-/// compared.
+/// The length and blake3 of the whole segment, read in pieces; it must hold the bytes listed.
+fn hash_whole(remote: &Remote, address: &S3Address, segment: &Segment) -> Result<(u64, String)> {
+    let mut hasher = blake3::Hasher::new();
+    let there = remote.each_chunk(address, segment, |chunk| {
+        hasher.update(chunk);
+        Ok(())
+    })?;
+    if !there {
+        return Err(deleted_while_read(address, segment));
+    }
+    Ok((segment.len, hasher.finalize().to_hex().to_string()))
+}
+
+fn deleted_while_read(address: &S3Address, segment: &Segment) -> ObjectStoreError {
+    ObjectStoreError::Layout {
+        object: address.object_url(&segment.key),
+        reason: "the segment was deleted or replaced while read: another compaction ran".into(),
+    }
+}
+
+/// Checks that `covering` (whose bytes' blake3 is `held`) holds the bytes of the objects it
+/// covers, when those still tile it; `Ok(false)` when they do not (some were deleted) and
+/// nothing was compared.
 pub(super) fn check_covering(
     remote: &Remote,
     address: &S3Address,
     covering: &Segment,
-    bytes: &[u8],
+    held: &str,
     covered: &[Segment],
 ) -> Result<bool> {
     let Some(tiles) = tiling(covering, covered) else {
@@ -255,16 +295,17 @@ pub(super) fn check_covering(
     };
     let mut hasher = blake3::Hasher::new();
     for tile in &tiles {
-        match remote.get_range_if_exists(&tile.key, 0..tile.len)? {
-            Some(part) if part.len() as u64 == tile.len => {
-                hasher.update(&part);
-            }
+        let there = remote.each_chunk(address, tile, |chunk| {
+            hasher.update(chunk);
+            Ok(())
+        })?;
+        if !there {
             // Deleted (or replaced) since listed: another compaction's deletion.
-            _ => return Ok(false),
+            return Ok(false);
         }
     }
     let theirs = hasher.finalize().to_hex().to_string();
-    let ours = blake3::hash(bytes).to_hex().to_string();
+    let ours = held;
     if theirs != ours {
         return Err(ObjectStoreError::Layout {
             object: address.object_url(&covering.key),
@@ -290,11 +331,7 @@ fn delete_covered(
     resolved: &Resolved,
     grace: Duration,
 ) -> Result<(usize, usize)> {
-    let now_ns = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
-        });
+    let now_ns = remote.now_ns();
     let grace_ns = i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX);
     let (mut deleted, mut waiting) = (0, 0);
     for covering in resolved.segments.iter().filter(|s| s.is_covering()) {
@@ -310,8 +347,8 @@ fn delete_covered(
             waiting += inside.len();
             continue;
         }
-        let bytes = read_whole(remote, address, covering)?;
-        check_covering(remote, address, covering, &bytes, &resolved.covered)?;
+        let (_, held) = hash_whole(remote, address, covering)?;
+        check_covering(remote, address, covering, &held, &resolved.covered)?;
         // In key order: a pass stopped half-way leaves objects that still nest.
         for object in inside {
             remote.delete(&object.key)?;

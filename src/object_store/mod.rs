@@ -37,19 +37,20 @@ mod storage;
 mod transfer;
 
 pub use address::{S3Address, S3Prefix, SCHEME, SEGMENT_PREFIX};
-pub use check::verify;
+pub use check::{verify, verify_on};
 pub use compact::{
     COVERING_MAX_BYTES, CompactOptions, Compacted, Covering, DEFAULT_GRACE, RUN_SEGMENTS_MIN,
-    SMALL_SEGMENT_BYTES, compact,
+    SMALL_SEGMENT_BYTES, compact, compact_on,
 };
-pub use error::{ObjectStoreError, Result};
+pub use error::{ListingFault, ObjectStoreError, Result};
 pub use layout::Segment;
 pub use listing::{OPENED_AT_ONCE, describe_sessions, each_session, logs_under, session_addresses};
 pub use local_copy::{
     COPY_RECORD_SUFFIX, CopyChange, CopyUpdate, copy_is_current, copy_record_path, update_copy,
 };
-pub use remote::{Remote, StoreConfig};
+pub use remote::{Clock, Read, Remote, RequestBounds, SegmentStore, StoreConfig, SystemClock};
 pub use storage::SegmentStorage;
 pub use transfer::{
-    Transferred, default_cache_dir, open_session, pull, push, sidecar_in_cache, verify_layout,
+    STREAM_BYTES, Transferred, default_cache_dir, open_session, open_session_on, pull, pull_on,
+    push, push_on, sidecar_in_cache, verify_layout, verify_layout_on,
 };

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
 use super::layout::{Resolved, Segment, resolve, resolve_folder, segment_at};
-use super::remote::{Created, Remote};
+use super::remote::{Created, Read, Remote};
 use crate::storage::{AppendRaced, FileIdentity, LogStorage};
 
 /// The most a read that continues the one before it fetches, within one segment, and keeps
@@ -99,6 +99,10 @@ impl SegmentStorage {
                 fetched: Vec::new(),
             }),
         })
+    }
+
+    pub fn remote(&self) -> &Remote {
+        &self.remote
     }
 
     pub fn address(&self) -> &S3Address {
@@ -214,24 +218,10 @@ impl SegmentStorage {
         let wanted = (buf.len() as u64).max(ahead);
         let end = segment.end().min(offset.saturating_add(wanted));
         let range = (offset - segment.start)..(end - segment.start);
-        let Some(bytes) = self
-            .remote
-            .get_range_if_exists(&segment.key, range.clone())?
-        else {
-            return Ok(None);
+        let bytes = match self.remote.read_segment(&self.address, &segment, range)? {
+            Read::Bytes(bytes) => bytes,
+            Read::Gone => return Ok(None),
         };
-        if bytes.len() as u64 != range.end - range.start {
-            return Err(ObjectStoreError::Layout {
-                object: self.address.object_url(&segment.key),
-                reason: format!(
-                    "the segment holds fewer bytes than listed ({} asked at {}, {} read): \
-                     it was replaced or damaged",
-                    range.end - range.start,
-                    range.start,
-                    bytes.len()
-                ),
-            });
-        }
         let count = buf.len().min(bytes.len());
         buf[..count].copy_from_slice(&bytes[..count]);
         let mut state = self.state();
@@ -260,7 +250,7 @@ impl SegmentStorage {
             Created::Exists => {
                 // A create retried after a lost answer finds its own object: the same bytes
                 // are the same log, whoever wrote them.
-                if self.remote.get(&key)? == bytes {
+                if self.remote.holds(&key, bytes)? {
                     self.refresh()?;
                     return Ok(Ok(start + bytes.len() as u64));
                 }

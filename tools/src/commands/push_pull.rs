@@ -155,6 +155,11 @@ pub fn cli_error(error: ObjectStoreError) -> CliError {
             format!("cannot {operation}: the store answered: {answer}"),
         ),
         ObjectStoreError::Layout { object, reason } => CliError::input(object, reason),
+        error @ (ObjectStoreError::Timeout { .. } | ObjectStoreError::Listing { .. }) => {
+            let text = error.to_string();
+            let (location, message) = text.split_once(": ").unwrap_or(("store", &text));
+            CliError::input(location, message)
+        }
         ObjectStoreError::Refused { target, reason } => CliError::input(target, reason),
         error @ ObjectStoreError::Mismatch { .. } => {
             let text = error.to_string();
