@@ -4,7 +4,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success (also when stdout was closed early, e.g. by `head`) |
-//! | 1 | problems found (`verify`), an append conflict (`append --on-conflict fail`), no hit (`search`) |
+//! | 1 | problems found (`verify`), messages at risk or dropped (`audit`), an append conflict (`append --on-conflict fail`), no hit (`search`) |
 //! | 2 | usage error, unreadable input, I/O error: the command could not run |
 
 use std::fmt;
@@ -23,7 +23,7 @@ pub const EXIT_FAILURE: u8 = 2;
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success (also when stdout is closed early, e.g. `treelog tree FILE | head -1`)
-  1  problems found (verify), a conflict (append --on-conflict fail), or no hit (search)
+  1  problems found (verify), messages at risk or dropped (audit), a conflict (append --on-conflict fail), or no hit (search)
   2  usage error, invalid input, or an I/O error: the command could not run
 
 Errors are printed to stderr as `treelog: FILE:LINE: what is wrong`.";

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
-    append, compact, completions, context, demo, export, info, list, man, openclaw, path,
+    append, audit, compact, completions, context, demo, export, info, list, man, openclaw, path,
     push_pull, reindex, repair, search, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
@@ -56,6 +56,7 @@ enum Command {
     Push(push_pull::PushArgs),
     Pull(push_pull::PullArgs),
     Compact(compact::Args),
+    Audit(audit::Args),
 }
 
 fn main() -> ExitCode {
@@ -95,5 +96,6 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Push(args) => push_pull::run_push(args, out),
         Command::Pull(args) => push_pull::run_pull(args, out),
         Command::Compact(args) => compact::run(args, out),
+        Command::Audit(args) => audit::run(args, out),
     }
 }

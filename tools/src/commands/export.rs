@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use treelog::{EntryKind, Session};
+use treelog::audit::{AuditScope, LeftClass};
+use treelog::{EntryKind, JsonText, Session};
 
 use crate::exit::CliError;
 use crate::out::Out;
@@ -26,6 +27,15 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Markdown)]
     pub format: Format,
+    /// Export only the messages `treelog audit` finds at risk or dropped, as the context held
+    /// them just before the compaction or branch summary they left at: Markdown, one section
+    /// per compaction, or JSON {"sessionId", "entries": [{"id", "class", "leftAt",
+    /// "messages"}], "messages"} (every message in order, to hand back to an agent).
+    #[arg(long, conflicts_with = "leaf")]
+    pub dropped: bool,
+    /// With --dropped: audit every branch, not only the active one.
+    #[arg(long, requires = "dropped")]
+    pub all_branches: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +56,15 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     }
     // Everything is computed before the first byte is written, so an error (an unknown
     // --leaf) leaves no half document on stdout.
+    if args.dropped {
+        let scope = if args.all_branches {
+            AuditScope::AllBranches
+        } else {
+            AuditScope::ActivePath
+        };
+        let document = dropped(&session, scope, args.format)?;
+        return out.text_block(&document);
+    }
     match args.format {
         Format::Json => {
             let json = session.build_context(args.leaf.as_deref())?.to_json();
@@ -91,6 +110,73 @@ fn markdown(session: &Session, leaf: Option<&str>) -> Result<String, CliError> {
         }
     }
     Ok(document)
+}
+
+/// The messages the audit finds at risk or dropped, each as the context just before its
+/// compaction or branch summary held it (edits applied).
+fn dropped(session: &Session, scope: AuditScope, format: Format) -> Result<String, CliError> {
+    let audit = session.audit(scope)?;
+    let header = session.header();
+    let mut markdown = format!(
+        "# What the compactions let go\n\n- session: `{}`\n- at risk or dropped: {} message \
+         entries (`treelog audit` lists them)\n",
+        header.id,
+        audit.lost_count()
+    );
+    let mut entries = Vec::new();
+    let mut all = Vec::new();
+    for event in &audit.events {
+        let lost: Vec<_> = event
+            .left
+            .iter()
+            .filter(|entry| entry.class != LeftClass::Summarized)
+            .collect();
+        if lost.is_empty() {
+            continue;
+        }
+        let projection = session.build_projection(event.before_leaf.as_deref())?;
+        markdown.push_str(&format!(
+            "\n# Left at {} `{}` ({})\n",
+            event.kind.as_str(),
+            event.id,
+            event.timestamp.as_deref().unwrap_or("no timestamp")
+        ));
+        for entry in lost {
+            let messages: Vec<&JsonText> = projection
+                .entries
+                .iter()
+                .filter(|projected| projected.id == entry.id)
+                .flat_map(|projected| &projected.messages)
+                .collect();
+            let values: Vec<Value> = messages
+                .iter()
+                .map(|message| serde_json::from_str(message.get()).unwrap_or(Value::Null))
+                .collect();
+            for value in &values {
+                markdown.push_str(&format!(
+                    "\n*{} `{}`*\n\n{}\n",
+                    if entry.class == LeftClass::AtRisk {
+                        "at risk"
+                    } else {
+                        "dropped"
+                    },
+                    entry.id,
+                    render_message(value).trim_end()
+                ));
+            }
+            all.extend(values.iter().cloned());
+            entries.push(
+                serde_json::json!({"id": entry.id, "class": entry.class.as_str(),
+                "leftAt": event.id, "messages": values}),
+            );
+        }
+    }
+    Ok(match format {
+        Format::Markdown => markdown,
+        Format::Json => serde_json::json!({"sessionId": header.id, "entries": entries,
+            "messages": all})
+        .to_string(),
+    })
 }
 
 /// A fenced code block whose fence is longer than any backtick run inside.
@@ -211,6 +297,7 @@ fn render_message(message: &Value) -> String {
             string(message, "customType"),
             content_text(content)
         ),
+        "branchSummary" => format!("## Branch summary\n\n{}", string(message, "summary")),
         other => format!(
             "## {}\n\n{}",
             if other.is_empty() { "Message" } else { other },

@@ -2,6 +2,7 @@
 //! helpers shared by several commands live here.
 
 pub mod append;
+pub mod audit;
 pub mod compact;
 pub mod completions;
 pub mod context;
