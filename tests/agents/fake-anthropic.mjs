@@ -10,7 +10,8 @@
 //   "RUN <cmd>"             -> a Bash call of <cmd> (after a thinking block when "THINK" is there);
 //   a compaction request    -> a summary ("<summary>...</summary>"), checked first;
 //   anything else           -> a text reply quoting the prompt.
-// Every request is recorded (method, path, model, the last user text) for the caller's checks.
+// Every request is recorded (method, path, model, the last user text, and the messages sent in
+// short) for the caller's checks: the last request of a session is the context the client sent.
 import http from "node:http";
 import { writeFileSync } from "node:fs";
 
@@ -77,6 +78,20 @@ function plan(body) {
   return [{ type: "text", text: `You said: ${text.trim().slice(0, 120)}` }];
 }
 
+/** The request's messages in short: per message its role and, per block, its type with the
+ * first 60 characters of its text, or its tool name and id: what the client sent, in order. */
+function digest(messages) {
+  const block = (b) => {
+    if (typeof b === "string") return `text:${b.slice(0, 60)}`;
+    if (b.type === "text") return `text:${b.text.slice(0, 60)}`;
+    if (b.type === "thinking") return `thinking:${b.thinking.slice(0, 60)}`;
+    if (b.type === "tool_use") return `tool_use:${b.name}:${b.id}`;
+    if (b.type === "tool_result") return `tool_result:${b.tool_use_id}`;
+    return b.type;
+  };
+  return messages.map((m) => ({ role: m.role, content: typeof m.content === "string" ? [block(m.content)] : m.content.map(block) }));
+}
+
 function stream(res, body, blocks, n) {
   res.writeHead(200, { "content-type": "text/event-stream", "request-id": `req_fake_${n}` });
   const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -136,6 +151,7 @@ export function startFakeAnthropic() {
       if (req.method === "POST" && path.startsWith("/v1/messages") && !path.includes("count_tokens")) {
         const blocks = plan(body);
         record.last = lastUser(body.messages ?? []);
+        record.sent = digest(body.messages ?? []);
         record.reply = blocks.map((b) => b.type + (b.name ? `:${b.name}` : "")).join(",");
         stream(res, body, blocks, n);
       } else if (req.method === "POST" && path.includes("count_tokens")) {

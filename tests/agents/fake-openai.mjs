@@ -8,7 +8,8 @@
 //   "RUN <cmd>"              -> a reasoning item and an `exec_command` call of <cmd>;
 //   anything else            -> a text reply quoting the prompt.
 // Every reply reports `BIG_USAGE` input tokens when the prompt says "BIG", so that the client's
-// auto-compaction limit is passed. Every request is recorded for the caller's checks.
+// auto-compaction limit is passed. Every request is recorded for the caller's checks, with its
+// input in short: the last request of a rollout is the context the client sent.
 import http from "node:http";
 import { writeFileSync } from "node:fs";
 
@@ -58,6 +59,18 @@ function plan(body) {
     ];
   }
   return [{ type: "text", text: `You said: ${last.text.trim().slice(0, 120)}` }];
+}
+
+/** The request's input in short: per item its type (and role) with the first 60 characters of
+ * its text, or its call id: what the client sent, in order. */
+function digest(input) {
+  return input.map((item) => {
+    if (item.type === "message" || (item.role && !item.type)) return `${item.role}:${textOf(item.content).slice(0, 60)}`;
+    if (item.type === "function_call") return `function_call:${item.name}:${item.call_id}`;
+    if (item.type === "function_call_output") return `function_call_output:${item.call_id}`;
+    if (item.type === "reasoning") return "reasoning";
+    return item.type;
+  });
 }
 
 function stream(res, body, blocks, n, big) {
@@ -119,6 +132,7 @@ export function startFakeOpenAI() {
         const blocks = plan(body);
         const input = Array.isArray(body.input) ? body.input : [];
         record.last = lastItem(input);
+        record.sent = digest(input);
         record.reply = blocks.map((b) => b.type + (b.name ? `:${b.name}` : "")).join(",");
         const big = /BIG/.test(record.last.text ?? "");
         stream(res, body, blocks, n, big);
