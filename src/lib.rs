@@ -39,6 +39,7 @@ mod scan;
 #[cfg(feature = "search")]
 pub mod search;
 mod session;
+pub mod stats;
 pub mod storage;
 mod tree;
 pub mod verify;

@@ -8,6 +8,7 @@
 //! - `context_queries.rs`: the context builds (`context.rs` reads through this handle).
 //! - `append.rs`: every `append_*` and the write path they share (documented there).
 //! - `branched.rs`: what a session branched off at an entry holds, by pi 1.6's rules.
+//! - `reports.rs`: the audit of compactions and the size stats, over the whole session.
 //! - `recovery.rs`: a query or append that finds the index damaged rebuilds it and answers.
 
 use std::cell::OnceCell;
@@ -26,6 +27,7 @@ mod context_queries;
 pub(crate) mod header;
 mod queries;
 mod recovery;
+mod reports;
 mod types;
 
 pub use header::Header;

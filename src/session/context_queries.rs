@@ -3,7 +3,6 @@
 //! index and the lines through [`IndexedLines`], which the handle implements here.
 
 use super::{Entry, Session};
-use crate::audit::{self, Audit, AuditScope};
 use crate::context::plan::ProjectionPlan;
 use crate::context::{self, Context, Projection};
 use crate::error::Result;
@@ -51,15 +50,6 @@ impl Session {
         self.answering(|session| {
             let leaf_seq = session.leaf_or(leaf)?;
             context::plan::projection_plan(session, leaf_seq)
-        })
-    }
-
-    /// What each compaction and branch summary in `scope` took out of the context, and
-    /// whether a summarizer was given it (`crate::audit`).
-    pub fn audit(&self, scope: AuditScope) -> Result<Audit> {
-        self.answering(|session| {
-            let leaf_seq = session.leaf_or(None)?;
-            audit::audit(session, leaf_seq, scope)
         })
     }
 

@@ -33,3 +33,4 @@ mod regression;
 mod search;
 mod session_api;
 mod session_ids;
+mod stats;

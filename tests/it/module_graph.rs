@@ -697,6 +697,7 @@ fn the_public_items_are_the_listed_ones() {
         "quiet_panics",
         "repair",
         "search",
+        "stats",
         "storage",
         "verify",
     ];

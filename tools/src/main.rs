@@ -17,7 +17,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
     append, audit, compact, completions, context, demo, export, info, list, man, openclaw, path,
-    push_pull, reindex, repair, search, tree, verify,
+    push_pull, reindex, repair, search, stats, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -57,6 +57,7 @@ enum Command {
     Pull(push_pull::PullArgs),
     Compact(compact::Args),
     Audit(audit::Args),
+    Stats(stats::Args),
 }
 
 fn main() -> ExitCode {
@@ -97,5 +98,6 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Pull(args) => push_pull::run_pull(args, out),
         Command::Compact(args) => compact::run(args, out),
         Command::Audit(args) => audit::run(args, out),
+        Command::Stats(args) => stats::run(args, out),
     }
 }

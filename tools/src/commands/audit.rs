@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use treelog::audit::{Audit, AuditEvent, AuditScope, EventKind, FIX_DATE, FIX_VERSION, LeftClass};
 
+use super::human_bytes;
 use crate::exit::{CliError, print_error};
 use crate::files::{Found, Log, collect_logs, nothing_found};
 use crate::out::Out;
@@ -159,21 +160,6 @@ fn to_json(path: &std::path::Path, audit: &Audit) -> Value {
         "atRisk": count(LeftClass::AtRisk),
         "dropped": count(LeftClass::Dropped),
     })
-}
-
-/// `1.2 KiB`-style sizes.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes < 1024 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 fn print_human(path: &std::path::Path, audit: &Audit, out: &mut Out) -> Result<(), CliError> {

@@ -18,6 +18,7 @@ pub mod push_pull;
 pub mod reindex;
 pub mod repair;
 pub mod search;
+pub mod stats;
 pub mod tree;
 pub mod verify;
 
@@ -183,4 +184,19 @@ pub fn content(session: &mut Session) -> Result<Content, CliError> {
             held.join(", ")
         ),
     ))
+}
+
+/// `1.2 KiB`-style sizes.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }

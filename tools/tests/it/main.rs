@@ -17,4 +17,5 @@ mod openclaw_search;
 mod reindex_progress;
 mod search;
 mod soak;
+mod stats;
 mod synth;
