@@ -101,6 +101,7 @@ fn main() {
             &address,
             &CompactOptions {
                 grace: Duration::ZERO,
+                at_rest: true,
             },
         ),
         "compact",

@@ -28,18 +28,51 @@ pub const RUN_SEGMENTS_MIN: usize = 2;
 /// The grace period `treelog compact` waits by default before it deletes covered segments.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
 
+/// The shortest grace period a compaction accepts (format-spec/object-store.md §6.4): longer
+/// than a writer's oldest listing ([`LISTING_AGE_MAX`]), its create's request
+/// ([`crate::limits::STORE_REQUEST_TIMEOUT`]) and the clock difference allowed
+/// ([`CLOCK_SKEW_MAX`]) together, so that no create made on a listing from before a covering
+/// segment was written arrives after the segments it covers are deleted.
+pub const GRACE_MIN: Duration = Duration::from_secs(600);
+
+/// How far a compactor's clock may be ahead of the store's: a pass that finds its clock
+/// further ahead (against the Last-Modified of a covering segment it just wrote) deletes
+/// nothing.
+pub const CLOCK_SKEW_MAX: Duration = Duration::from_secs(60);
+
+/// The oldest listing a writer creates a segment on; past it, the writer lists again first.
+/// Half of what [`GRACE_MIN`] leaves after a request and the clock difference.
+pub const LISTING_AGE_MAX: Duration = Duration::from_secs(
+    (GRACE_MIN.as_secs()
+        - crate::limits::STORE_REQUEST_TIMEOUT.as_secs()
+        - CLOCK_SKEW_MAX.as_secs())
+        / 2,
+);
+
+/// The oldest covering segment a pass takes back after an error: until then no pass may be
+/// deleting the segments it covers (their grace period is not over by any clock within
+/// [`CLOCK_SKEW_MAX`]), so they still hold its bytes.
+const UNDO_AGE_MAX: Duration = Duration::from_secs(
+    GRACE_MIN.as_secs() - crate::limits::STORE_REQUEST_TIMEOUT.as_secs() - CLOCK_SKEW_MAX.as_secs(),
+);
+
 /// How a compaction runs.
 #[derive(Clone, Debug)]
 pub struct CompactOptions {
     /// How long after a covering segment was written the segments it covers are deleted
-    /// (measured from its Last-Modified as listed, against this machine's clock).
+    /// (measured from its Last-Modified as listed, against this machine's clock): at least
+    /// [`GRACE_MIN`], unless `at_rest`.
     pub grace: Duration,
+    /// The log is at rest: no writer appends to it and no other compaction runs while this
+    /// pass does, so a grace period under [`GRACE_MIN`] (0: delete at once) loses nothing.
+    pub at_rest: bool,
 }
 
 impl Default for CompactOptions {
     fn default() -> Self {
         CompactOptions {
             grace: DEFAULT_GRACE,
+            at_rest: false,
         }
     }
 }
@@ -91,24 +124,51 @@ pub fn compact_on(
     address: &S3Address,
     options: &CompactOptions,
 ) -> Result<Compacted> {
+    if options.grace < GRACE_MIN && !options.at_rest {
+        return Err(ObjectStoreError::Refused {
+            target: address.url(),
+            reason: format!(
+                "a grace period of {} s is under the {} s minimum: a writer may create a segment \
+                 on a listing {} s old, its request may take {} s and clocks may differ by {} s, \
+                 so deleting covered segments sooner could free the key of a segment such a \
+                 writer then creates, and lose its append (a log at rest, with no writer and no \
+                 other compaction, may use less)",
+                options.grace.as_secs(),
+                GRACE_MIN.as_secs(),
+                LISTING_AGE_MAX.as_secs(),
+                crate::limits::STORE_REQUEST_TIMEOUT.as_secs(),
+                CLOCK_SKEW_MAX.as_secs()
+            ),
+        });
+    }
     let before = list(remote, address)?;
     let len_bytes = before.segments.last().map_or(0, Segment::end);
     let mut written = Vec::new();
+    // For each covering created: when (this client's wall and monotonic clocks) before its
+    // create was sent.
+    let mut created_at = Vec::new();
     for run in runs(&before.segments) {
+        let sent = (remote.now_ns(), remote.monotonic_ns());
         match write_covering(remote, address, &run, &before.covered) {
-            Ok(covering) => written.push(covering),
+            Ok(covering) => {
+                created_at.push(sent);
+                written.push(covering);
+            }
             Err(error) => {
-                undo(remote, &written);
+                undo(remote, &written, &created_at);
                 return Err(error);
             }
         }
     }
     // A concurrent compaction that chose other runs (other thresholds) would cross this one:
     // readers refuse that, so this pass takes back what it wrote.
+    // Grace periods are measured at the listing's start: what the listing shows is no newer
+    // than that, however long it takes or the pass waits after it.
+    let listed_ns = remote.now_ns();
     let after = match list(remote, address) {
         Ok(after) => after,
         Err(error) => {
-            undo(remote, &written);
+            undo(remote, &written, &created_at);
             return Err(error);
         }
     };
@@ -122,7 +182,8 @@ pub fn compact_on(
             ),
         });
     }
-    let (deleted, waiting) = delete_covered(remote, address, &after, options.grace)?;
+    check_clock(address, &written, &created_at, &after)?;
+    let (deleted, waiting) = delete_covered(remote, address, &after, listed_ns, options.grace)?;
     Ok(Compacted {
         len_bytes,
         segments_before: before.segments.len(),
@@ -137,12 +198,54 @@ fn list(remote: &Remote, address: &S3Address) -> Result<Resolved> {
     resolve_folder(address, remote.list_segments(address, None)?)
 }
 
-/// Deletes the covering segments this pass created, after an error (no grace period: a reader
-/// that listed one reads the same bytes from the segments it covers, which are all there).
-fn undo(remote: &Remote, written: &[Covering]) {
-    for covering in written.iter().filter(|covering| covering.created) {
-        let _ = remote.delete(&covering.key);
+/// Deletes the covering segments this pass created, after an error, while they are younger
+/// than [`UNDO_AGE_MAX`]: no pass deletes what they cover before then, so a reader that listed
+/// one reads the same bytes from the segments it covers. An older one stays (its bytes were
+/// checked when read back): deleting it could leave neither it nor what it covers.
+fn undo(remote: &Remote, written: &[Covering], created_at: &[(i64, u64)]) {
+    for (covering, (_, sent)) in written.iter().zip(created_at) {
+        let age = remote.monotonic_ns().saturating_sub(*sent);
+        if covering.created && u128::from(age) < UNDO_AGE_MAX.as_nanos() {
+            let _ = remote.delete(&covering.key);
+        }
     }
+}
+
+/// Refuses to delete anything when this machine's clock is more than [`CLOCK_SKEW_MAX`] ahead
+/// of the store's: a covering segment created by this pass was listed with a Last-Modified
+/// before the time its create was sent, less the skew allowed. (A clock ahead shortens every
+/// grace period it measures.)
+fn check_clock(
+    address: &S3Address,
+    written: &[Covering],
+    created_at: &[(i64, u64)],
+    after: &Resolved,
+) -> Result<()> {
+    let skew_ns = i64::try_from(CLOCK_SKEW_MAX.as_nanos()).unwrap_or(i64::MAX);
+    for (covering, (sent_ns, _)) in written.iter().zip(created_at) {
+        let Some(listed) = after
+            .segments
+            .iter()
+            .chain(&after.covered)
+            .find(|s| s.key == covering.key)
+        else {
+            continue;
+        };
+        if covering.created && listed.modified_ns.saturating_add(skew_ns) < *sent_ns {
+            return Err(ObjectStoreError::Refused {
+                target: address.url(),
+                reason: format!(
+                    "this machine's clock is {} s ahead of the store's (the covering segment {} \
+                     it just wrote is listed as modified before its create was sent), more than \
+                     the {} s a grace period allows for; nothing was deleted",
+                    (sent_ns - listed.modified_ns) / 1_000_000_000,
+                    address.object_url(&covering.key),
+                    CLOCK_SKEW_MAX.as_secs()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The runs of segments a compaction merges, in order: consecutive segments read, each small
@@ -217,11 +320,15 @@ fn write_covering(
     };
     let (back_len, back_hash) = hash_whole(remote, address, &back)?;
     if back_hash != hash {
+        // Readers read a covering segment instead of what it covers: one with other bytes is
+        // deleted at once (the segments it covers, just read whole, hold the log's bytes, and
+        // no pass deletes them while it fails its check).
+        let _ = remote.delete(&key);
         return Err(ObjectStoreError::Layout {
             object,
             reason: format!(
                 "covering segment {}: blake3 {back_hash} ({} bytes), the segments it covers \
-                 {hash} ({} bytes); nothing was deleted",
+                 {hash} ({} bytes); it was deleted, and nothing it covers",
                 if created {
                     "read back other bytes than written"
                 } else {
@@ -322,16 +429,17 @@ pub(super) fn check_covering(
     Ok(true)
 }
 
-/// Deletes the objects inside each covering segment read whose grace period is over, after
+/// Deletes the objects inside each covering segment read whose grace period was over when
+/// `resolved` was listed (at `now_ns`, this client's clock), after
 /// checking that it holds their bytes (while they still tile it); returns the objects deleted
 /// and those kept for their grace period.
 fn delete_covered(
     remote: &Remote,
     address: &S3Address,
     resolved: &Resolved,
+    now_ns: i64,
     grace: Duration,
 ) -> Result<(usize, usize)> {
-    let now_ns = remote.now_ns();
     let grace_ns = i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX);
     let (mut deleted, mut waiting) = (0, 0);
     for covering in resolved.segments.iter().filter(|s| s.is_covering()) {

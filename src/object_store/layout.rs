@@ -52,8 +52,9 @@ pub struct Resolved {
 /// The segments that `listed` adds to a log whose last known segment is `last` (`None`: the
 /// listing is the whole folder, from byte 0). `listed` holds the objects whose keys sort after
 /// `last`'s. `Ok(None)` when an object listed covers bytes before `last`'s end and after it (a
-/// compaction covered known segments): the folder is then listed again from the start. An
-/// error names the first object that does not continue the log.
+/// compaction covered known segments), or starts after the end reached (a gap, which a
+/// covering segment sorted before `last` may fill): the folder is then listed again from the
+/// start. An error names the first object that does not continue the log.
 pub fn resolve(
     address: &S3Address,
     last: Option<&Segment>,
@@ -84,6 +85,12 @@ pub fn resolve(
             reason,
         };
         if object.start > end {
+            if last.is_some() {
+                // A catch-up lists the keys after the last segment known: a covering segment
+                // that starts before it (and replaced the segments between it and this one,
+                // since deleted) sorts before it. Only a listing from the start tells a gap.
+                return Ok(None);
+            }
             return Err(layout(format!(
                 "missing segment: the log's bytes {end}..{} have no object (expected {})",
                 object.start,

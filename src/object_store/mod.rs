@@ -39,8 +39,8 @@ mod transfer;
 pub use address::{S3Address, S3Prefix, SCHEME, SEGMENT_PREFIX};
 pub use check::{verify, verify_on};
 pub use compact::{
-    COVERING_MAX_BYTES, CompactOptions, Compacted, Covering, DEFAULT_GRACE, RUN_SEGMENTS_MIN,
-    SMALL_SEGMENT_BYTES, compact, compact_on,
+    CLOCK_SKEW_MAX, COVERING_MAX_BYTES, CompactOptions, Compacted, Covering, DEFAULT_GRACE,
+    GRACE_MIN, LISTING_AGE_MAX, RUN_SEGMENTS_MIN, SMALL_SEGMENT_BYTES, compact, compact_on,
 };
 pub use error::{ListingFault, ObjectStoreError, Result};
 pub use layout::Segment;

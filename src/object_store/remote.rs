@@ -110,10 +110,12 @@ impl Default for RequestBounds {
     }
 }
 
-/// What a compaction reads the time from (the Unix epoch, in ns): this machine's clock, or a
-/// simulated one.
+/// What the object-store code reads the time from: this machine's clocks, or simulated ones.
 pub trait Clock: Send + Sync {
+    /// The wall clock: ns since the Unix epoch (compared with the store's Last-Modified).
     fn now_ns(&self) -> i64;
+    /// A clock that never goes back, in ns since any fixed point (for ages and waits).
+    fn monotonic_ns(&self) -> u64;
 }
 
 /// This machine's clock.
@@ -121,6 +123,12 @@ pub trait Clock: Send + Sync {
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    fn monotonic_ns(&self) -> u64 {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        let start = START.get_or_init(std::time::Instant::now);
+        u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
     fn now_ns(&self) -> i64 {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -262,6 +270,11 @@ impl Remote {
         self.clock.now_ns()
     }
 
+    /// This client's monotonic clock, in ns.
+    pub fn monotonic_ns(&self) -> u64 {
+        self.clock.monotonic_ns()
+    }
+
     fn object(&self, key: &str) -> String {
         format!("s3://{}/{key}", self.bucket)
     }
@@ -327,6 +340,11 @@ impl Remote {
             fault,
         };
         let deadline = tokio::time::Instant::now() + self.bounds.listing_deadline;
+        // Also by this client's clock (the one its ages are measured with): a listing read
+        // over a longer time is no view of one moment.
+        let started_ns = self.monotonic_ns();
+        let deadline_ns =
+            u64::try_from(self.bounds.listing_deadline.as_nanos()).unwrap_or(u64::MAX);
         let mut objects = Vec::new();
         let mut folders = Vec::new();
         let mut tokens = std::collections::HashSet::new();
@@ -374,7 +392,9 @@ impl Remote {
                     options.page_token = Some(token);
                 }
             }
-            if tokio::time::Instant::now() >= deadline {
+            if tokio::time::Instant::now() >= deadline
+                || self.monotonic_ns().saturating_sub(started_ns) >= deadline_ns
+            {
                 return Err(fault(ListingFault::Deadline {
                     after: self.bounds.listing_deadline,
                 }));

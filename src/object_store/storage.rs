@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::address::S3Address;
+use super::compact::LISTING_AGE_MAX;
 use super::error::{ObjectStoreError, Result};
 use super::layout::{Resolved, Segment, resolve, resolve_folder, segment_at};
 use super::remote::{Created, Read, Remote};
@@ -42,6 +43,13 @@ struct State {
     /// The bytes of the last [`FETCHES_KEPT`] fetches, each with the offset of its first byte,
     /// the latest last.
     fetched: Vec<(u64, Arc<Vec<u8>>)>,
+    /// The end last told to the engine (`len_bytes`, `identity`, an append): the log it has
+    /// read. An append extends that end or nothing, whatever a later listing (a re-list during
+    /// a read) found after it.
+    told_end: u64,
+    /// When the last listing was asked for (the client's monotonic clock, ns): an append on an
+    /// older listing lists again first (format-spec/object-store.md §4).
+    listed_at_ns: u64,
 }
 
 /// Fetches kept for the reads after them: an open reads the header, then the last block, then
@@ -76,6 +84,7 @@ impl SegmentStorage {
     /// unless an object is stored under the log's own key: a JSONL file copied there as one
     /// object, which is refused rather than read as an empty session.
     pub fn open(remote: Arc<Remote>, address: &S3Address) -> Result<SegmentStorage> {
+        let listed_at_ns = remote.monotonic_ns();
         let listed = remote.list_segments(address, None)?;
         let Resolved { segments, covered } = resolve_folder(address, listed)?;
         if segments.is_empty() && remote.exists(&address.key)? {
@@ -94,9 +103,11 @@ impl SegmentStorage {
             address: address.clone(),
             remote,
             state: Mutex::new(State {
+                told_end: segments.last().map_or(0, Segment::end),
                 segments,
                 covered,
                 fetched: Vec::new(),
+                listed_at_ns,
             }),
         })
     }
@@ -131,6 +142,7 @@ impl SegmentStorage {
     /// a compaction covered known segments, the folder is listed again from the start.
     pub fn refresh(&self) -> Result<u64> {
         let last = self.state().segments.last().cloned();
+        let listed_at_ns = self.remote.monotonic_ns();
         let listed = self
             .remote
             .list_segments(&self.address, last.as_ref().map(|s| s.key.as_str()))?;
@@ -138,6 +150,7 @@ impl SegmentStorage {
             return self.relist();
         };
         let mut state = self.state();
+        state.listed_at_ns = state.listed_at_ns.max(listed_at_ns);
         // Another thread may have added some meanwhile: keep those that still continue it.
         let known_end = state.segments.last().map_or(0, Segment::end);
         state.segments.extend(
@@ -152,6 +165,7 @@ impl SegmentStorage {
     /// compaction, covering segments in place of those known. The log never shrinks: one
     /// shorter than the bytes known is an error naming the folder.
     fn relist(&self) -> Result<u64> {
+        let listed_at_ns = self.remote.monotonic_ns();
         let listed = self.remote.list_segments(&self.address, None)?;
         let Resolved { segments, covered } = resolve_folder(&self.address, listed)?;
         let end = segments.last().map_or(0, Segment::end);
@@ -167,6 +181,7 @@ impl SegmentStorage {
             });
         }
         // The same offsets hold the same bytes: what was fetched stays valid.
+        state.listed_at_ns = state.listed_at_ns.max(listed_at_ns);
         state.segments = segments;
         state.covered = covered;
         Ok(end)
@@ -232,8 +247,36 @@ impl SegmentStorage {
         Ok(Some(count))
     }
 
+    /// The end the log had when the engine last looked, as told to it.
+    fn tell(&self, end: u64) -> u64 {
+        self.state().told_end = end;
+        end
+    }
+
     fn append_segment(&self, bytes: &[u8]) -> Result<std::result::Result<u64, AppendRaced>> {
-        let start = self.state().segments.last().map_or(0, Segment::end);
+        let (start, listed_at_ns) = {
+            let state = self.state();
+            (state.told_end, state.listed_at_ns)
+        };
+        // A create on an old listing could re-use the key of a segment a compaction covered
+        // and deleted since (the key is free again): past the listing age bound, which the
+        // smallest grace period outlasts, the folder is listed again first.
+        let age_ns = self.remote.monotonic_ns().saturating_sub(listed_at_ns);
+        if u128::from(age_ns) > LISTING_AGE_MAX.as_nanos() {
+            self.refresh()?;
+        }
+        let listed_end = self.state().segments.last().map_or(0, Segment::end);
+        if listed_end != start {
+            // Bytes the engine has not read (listed since it looked): it catches up and
+            // applies its conflict rule to them first.
+            return Ok(Err(AppendRaced {
+                detail: format!(
+                    "{} ends at byte {listed_end}, not at {start} as last read: another writer \
+                     extended it",
+                    self.address.url()
+                ),
+            }));
+        }
         let key = self.address.segment_key(start);
         match self.remote.create(&key, bytes)? {
             Created::Written { e_tag } => {
@@ -245,14 +288,15 @@ impl SegmentStorage {
                     e_tag,
                     modified_ns: 0,
                 });
-                Ok(Ok(start + bytes.len() as u64))
+                state.told_end = start + bytes.len() as u64;
+                Ok(Ok(state.told_end))
             }
             Created::Exists => {
                 // A create retried after a lost answer finds its own object: the same bytes
                 // are the same log, whoever wrote them.
                 if self.remote.holds(&key, bytes)? {
                     self.refresh()?;
-                    return Ok(Ok(start + bytes.len() as u64));
+                    return Ok(Ok(self.tell(start + bytes.len() as u64)));
                 }
                 Ok(Err(AppendRaced {
                     detail: format!(
@@ -276,6 +320,7 @@ impl LogStorage for SegmentStorage {
     /// immutable.
     fn identity(&self) -> io::Result<FileIdentity> {
         let len_bytes = self.refresh().map_err(ObjectStoreError::into_io)?;
+        self.tell(len_bytes);
         let state = self.state();
         let hash = |parts: &[&[u8]]| {
             let mut hasher = blake3::Hasher::new();
@@ -316,7 +361,8 @@ impl LogStorage for SegmentStorage {
     }
 
     fn len_bytes(&self) -> io::Result<u64> {
-        self.refresh().map_err(ObjectStoreError::into_io)
+        let end = self.refresh().map_err(ObjectStoreError::into_io)?;
+        Ok(self.tell(end))
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -325,7 +371,7 @@ impl LogStorage for SegmentStorage {
 
     fn append(&mut self, bytes: &[u8]) -> io::Result<u64> {
         if bytes.is_empty() {
-            return Ok(self.state().segments.last().map_or(0, Segment::end));
+            return Ok(self.state().told_end);
         }
         match self.append_segment(bytes) {
             Ok(Ok(end)) => Ok(end),

@@ -6,6 +6,7 @@
 mod lying;
 mod memory;
 mod memstore;
+mod sim;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -517,7 +517,15 @@ mod compact {
         let fresh_cache = dir.path().join("fresh-cache");
         assert_eq!(answers(fresh_cache.to_str().unwrap()), before);
 
-        let second = treelog(&["compact", &address, "--grace", "0"], "");
+        // A grace under the minimum is refused unless the log is said to be at rest.
+        let refused = treelog(&["compact", &address, "--grace", "0"], "");
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+        assert!(
+            text(&refused.stderr).contains("a grace period of 0 s is under the 600 s minimum"),
+            "{}",
+            text(&refused.stderr)
+        );
+        let second = treelog(&["compact", &address, "--grace", "0", "--at-rest"], "");
         assert!(second.status.success(), "{}", text(&second.stderr));
         assert!(
             text(&second.stdout).contains("in 2 segment(s), 2 before")
@@ -596,7 +604,10 @@ mod compact {
             );
             assert!(out.status.success(), "{}", text(&out.stderr));
         }
-        let all = treelog(&["compact", prefix, "--json", "--grace", "0"], "");
+        let all = treelog(
+            &["compact", prefix, "--json", "--grace", "0", "--at-rest"],
+            "",
+        );
         assert_eq!(all.status.code(), Some(2), "{}", text(&all.stderr));
         assert!(text(&all.stderr).contains(&forged), "{}", text(&all.stderr));
         let report: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
@@ -780,7 +791,7 @@ mod search {
             ("3600", "1 covering segment(s) written"),
             ("0", "3 covered segment(s) deleted"),
         ] {
-            let out = treelog(&["compact", &demo, "--grace", grace], "");
+            let out = treelog(&["compact", &demo, "--grace", grace, "--at-rest"], "");
             assert!(out.status.success(), "{}", text(&out.stderr));
             assert!(text(&out.stdout).contains(done), "{}", text(&out.stdout));
             let (after, notices) =

@@ -33,3 +33,9 @@ mod unterminated_last_line;
 mod v1_compaction;
 // The v1 migration of `repair` refused a line holding an unpaired surrogate escape.
 mod v1_migration_lone_surrogate;
+
+// The object-store bugs are checked in `tests/store_sim/` (a binary of its own: the
+// `object-store` feature): a store's listing trusted to size reads and to end (`lying.rs`), and
+// the protocol's races (`sim/cases.rs`: a create re-using a deleted key, mixed bytes from a
+// re-used key, an undo leaving a gap, a failed covering segment left for readers, an idle
+// handle's gap, an append past the end the engine read, a 409 taken as "exists").

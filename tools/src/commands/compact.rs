@@ -32,9 +32,16 @@ use crate::out::Out;
 pub struct Args {
     /// The log on the store: s3://BUCKET/KEY; or s3://BUCKET/PREFIX/, every log under it.
     pub address: String,
-    /// Seconds a covering segment must be old before the segments it covers are deleted.
+    /// Seconds a covering segment must be old before the segments it covers are deleted: at
+    /// least 600 (a writer may create a segment on a listing up to 210 s old, a request may
+    /// take 120 s, clocks may differ by 60 s), unless --at-rest.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_GRACE.as_secs())]
     pub grace: u64,
+    /// The log is at rest: no writer appends to it and no other compaction runs meanwhile, so
+    /// a shorter grace (0: delete at once) loses nothing. Without it, a grace under 600 s is
+    /// refused.
+    #[arg(long)]
+    pub at_rest: bool,
     /// Print one JSON object (a line per log) instead of a line of text: log, len_bytes, segments_before and
     /// segments_after (the segments a reader reads), written (each covering segment: object,
     /// start, end, segments, blake3, created: false when another pass had written it), deleted,
@@ -46,6 +53,7 @@ pub struct Args {
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let options = CompactOptions {
         grace: Duration::from_secs(args.grace),
+        at_rest: args.at_rest,
     };
     if args.address.ends_with('/') {
         let Some(prefix) = S3Prefix::parse(&args.address) else {
