@@ -207,11 +207,13 @@ pub(crate) fn audit(
 }
 
 /// The entries of `before` that are not in `after` and contributed messages, classed by
-/// `class`.
+/// `class`. A compaction leaves system messages out of its kept range and carries them itself
+/// (pi 1.6's `systemMessage`): with `system_carried`, they are not counted as left.
 fn left_entries(
     session: &impl IndexedLines,
     before: &[u64],
     after: &[u64],
+    system_carried: bool,
     class: impl Fn(u64) -> LeftClass,
 ) -> Result<Vec<LeftEntry>> {
     let store = session.store();
@@ -230,6 +232,9 @@ fn left_entries(
             // previous summary a summarizer is always given.
             _ => continue,
         };
+        if system_carried && role == "system" {
+            continue;
+        }
         left.push(LeftEntry {
             id: record.id.to_string(),
             seq,
@@ -309,7 +314,7 @@ fn compaction_event(session: &impl IndexedLines, seq: u64, record: &Record) -> R
         .filter(|&at| at != seq)
         .min()
         .unwrap_or(seq);
-    let left = left_entries(session, &before, &after, |at| {
+    let left = left_entries(session, &before, &after, true, |at| {
         if at < fixed_start || at >= end {
             LeftClass::Dropped
         } else if at < old_start {
@@ -359,7 +364,7 @@ fn branch_summary_event(
     };
     let before = context_entry_seqs(session, from_seq)?;
     let after = context_entry_seqs(session, seq)?;
-    let left = left_entries(session, &before, &after, |at| match branch_point {
+    let left = left_entries(session, &before, &after, false, |at| match branch_point {
         Some(point) if at <= point => LeftClass::Dropped,
         _ => LeftClass::Summarized,
     })?;

@@ -62,6 +62,12 @@ export interface StoreOptions {
     indexWrite?: boolean;
     /** Takes an open's notice instead of `process.emitWarning`. */
     onNotice?: (notice: IndexNotice) => void;
+    /**
+     * A size budget per entry in bytes (default: `TREELOG_MAX_ENTRY_BYTES`, else off): an
+     * append over it is kept and reported once per extension (`customType`) or tool as a
+     * process warning with code `TREELOG_ENTRY_LARGE`.
+     */
+    maxEntryBytes?: number;
 }
 export interface SessionEntryBase {
     type: string;

@@ -18,6 +18,7 @@ import { findMostRecentSession, notSessionReason, readSessionHeader, sessionCwdM
 import { assertValidSessionId, drawUuid, generateId, now, optionalJson, uuidv7 } from "./lib/ids.js";
 import { NativeSession } from "./lib/native.js";
 import { getAgentDir, getDefaultSessionDir, getDefaultSessionDirPath, normalizePath, pathsEqual, resolvePath } from "./lib/paths.js";
+import { mayExceed, messageSource, reportLargeEntry } from "./lib/entry-budget.js";
 import { storeOptionsOf, tellNotice } from "./lib/store-options.js";
 import {
   ALL_SESSION_LIST_PUBLISH_INTERVAL,
@@ -201,7 +202,10 @@ export class SessionManager {
   /** Append a message as child of current leaf, then advance leaf. Returns entry id. */
   appendMessage(message) {
     const id = this.#id();
-    return this.#appended(this.#native.appendMessage(id, now(), JSON.stringify(message), hasConversationRole(message)), message);
+    const json = JSON.stringify(message);
+    const appended = this.#appended(this.#native.appendMessage(id, now(), json, hasConversationRole(message)), message);
+    this.#checkBudget(messageSource(message), json);
+    return appended;
   }
 
   appendThinkingLevelChange(thinkingLevel) {
@@ -241,7 +245,10 @@ export class SessionManager {
 
   appendCustomEntry(customType, data) {
     const id = this.#id();
-    return this.#appended(this.#native.appendCustomEntry(id, now(), customType, optionalJson(data)));
+    const json = optionalJson(data);
+    const appended = this.#appended(this.#native.appendCustomEntry(id, now(), customType, json));
+    this.#checkBudget(`extension ${customType}`, json ?? "");
+    return appended;
   }
 
   appendSessionInfo(name) {
@@ -255,7 +262,22 @@ export class SessionManager {
 
   appendCustomMessageEntry(customType, content, display, details) {
     const id = this.#id();
-    return this.#appended(this.#native.appendCustomMessageEntry(id, now(), customType, JSON.stringify(content), display, optionalJson(details)));
+    const json = JSON.stringify(content);
+    const detailsJson = optionalJson(details);
+    const appended = this.#appended(this.#native.appendCustomMessageEntry(id, now(), customType, json, display, detailsJson));
+    this.#checkBudget(`extension ${customType}`, json + (detailsJson ?? ""));
+    return appended;
+  }
+
+  /**
+   * The size budget per entry (lib/entry-budget.js): after an append whose payload may put its
+   * line over the budget, the line's length is read back and a line over it is reported.
+   */
+  #checkBudget(source, payloadJson) {
+    const budget = this.#store.maxEntryBytes;
+    if (!mayExceed(budget, source, payloadJson)) return;
+    const line = this.#native.linesJsonl(Uint32Array.of(this.#native.leafSeq()));
+    reportLargeEntry(budget, source, Buffer.byteLength(line.endsWith("\n") ? line.slice(0, -1) : line));
   }
 
   appendContextEdit(targetId, replacement) {

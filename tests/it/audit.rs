@@ -169,3 +169,31 @@ fn active_path_scope_skips_abandoned_branches() {
     assert_eq!(active.events.len(), all.events.len() - 1);
     assert!(active.events.iter().all(|event| event.id != last));
 }
+
+/// pi 1.6 leaves system messages out of a compaction's kept range and the compaction carries
+/// them: on pi 1.6's generated vectors (compactions after system messages, several per branch,
+/// one reaching back over an older one) nothing is dropped, and a system message is never
+/// counted as left at a compaction.
+#[test]
+fn pi16_vectors_drop_nothing() {
+    for name in ["pi16-gen-a", "pi16-gen-b", "pi16-sample-300"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = dir.path().join(format!("{name}.jsonl"));
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        std::fs::copy(data.join(format!("{name}.jsonl")), &log).expect("copy");
+        let session = Session::open(&log, SessionOptions::default()).expect("open");
+        let audit = session.audit(AuditScope::AllBranches).expect("audit");
+        assert!(audit.events.len() >= 4, "{name}: compactions and summaries");
+        for event in &audit.events {
+            assert!(
+                class_ids(event, LeftClass::Dropped).is_empty(),
+                "{name}: {} dropped {:?}",
+                event.id,
+                event.left
+            );
+            if event.kind == EventKind::Compaction {
+                assert!(event.left.iter().all(|entry| entry.role != "system"));
+            }
+        }
+    }
+}
