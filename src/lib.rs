@@ -16,6 +16,7 @@
 //! assert!(context.ends_with(r#""thinkingLevel":"off","model":{"provider":"p","modelId":"m"}}"#));
 //! ```
 
+pub mod agents;
 pub mod audit;
 mod context;
 pub mod directory;

@@ -86,6 +86,11 @@ const SEARCH_STORE: &str = "src/search/store.rs";
 
 /// Every number the documents quote, by phrase.
 const QUOTES: &[Quote] = &[
+    // How many lines detection reads (format-spec/claude-code.md).
+    value(
+        "the first {} lines are read with the same test",
+        treelog::agents::DETECT_LINES_MAX as u64,
+    ),
     // The schema version.
     value(
         "`u32` schema version (currently {})",

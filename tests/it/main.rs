@@ -6,6 +6,7 @@
 //! `tests/object_store.rs` stays a binary of its own (the `object-store` feature). The helpers
 //! these tests share with the CLI's and the fuzzer are the `treelog-testkit` crate (testkit/).
 
+mod agents;
 mod audit;
 mod bad_input;
 mod concurrency;

@@ -687,6 +687,7 @@ fn no_glob_imports_of_a_parent() {
 #[test]
 fn the_public_items_are_the_listed_ones() {
     const PUBLIC_MODULES: &[&str] = &[
+        "agents",
         "audit",
         "directory",
         "format",

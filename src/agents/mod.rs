@@ -1,0 +1,19 @@
+//! Other agents' session files, read-only: Claude Code's sessions (`~/.claude/projects/`) and
+//! Codex CLI's rollouts (`~/.codex/sessions/`), as format-spec/claude-code.md and
+//! format-spec/codex.md describe them. Pure code over bytes: no I/O, no clock; any bytes give a
+//! [`Transcript`] (with its problems listed), never a panic. Nothing here writes their files.
+//!
+//! - `transcript.rs`: [`Format`], [`Transcript`] and its lines, entries and problems.
+//! - `lines.rs`: a file's bytes as JSONL lines.
+//! - `detect.rs`: [`detect`], the format from a file's first bytes.
+//! - `claude_code.rs`: a Claude Code session as a tree, its leaf and its line classes.
+//! - `codex.rs`: a Codex rollout as a chain, and the context Codex sends next.
+
+pub mod claude_code;
+pub mod codex;
+mod detect;
+mod lines;
+mod transcript;
+
+pub use detect::{DETECT_LINES_MAX, detect};
+pub use transcript::{Entry, Format, Line, Problem, ProblemKind, Transcript};
