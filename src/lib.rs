@@ -43,6 +43,7 @@ mod session;
 pub mod stats;
 pub mod storage;
 mod tree;
+mod tree_view;
 pub mod verify;
 
 pub use context::plan::{PlannedEntry, ProjectionPlan};
@@ -60,3 +61,4 @@ pub use session::{
     TIMESTAMP_LEN, TreeNode, TreeWalk,
 };
 pub use tree::PathIds;
+pub use tree_view::{TreeFilter, TreeSelector};

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod pi_summary;
+pub mod summary_cache;
 
 use crate::error::{Error, Result};
 use crate::format::line::EntryKind;

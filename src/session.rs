@@ -10,6 +10,7 @@
 //! - `branched.rs`: what a session branched off at an entry holds, by pi 1.6's rules.
 //! - `reports.rs`: the audit of compactions and the size stats, over the whole session.
 //! - `recovery.rs`: a query or append that finds the index damaged rebuilds it and answers.
+//! - `tree_view.rs`: pi's `/tree` selector over the index (its rules: `crate::tree_view`).
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ pub(crate) mod header;
 mod queries;
 mod recovery;
 mod reports;
+mod tree_view;
 mod types;
 
 pub use header::Header;

@@ -50,6 +50,9 @@ export { reindexSearch, search } from "./search.js";
 
 // ---- the manager ----
 
+/** Where the launcher's replacements of pi's code find a manager's native session. */
+const NATIVE_SESSION = Symbol.for("treelog.nativeSession");
+
 /** Only the static factories construct a manager (pi's constructor is private). */
 const CONSTRUCT = Symbol("SessionManager construction");
 
@@ -306,6 +309,11 @@ export class SessionManager {
   }
 
   // ---- the tree ----
+
+  /** The native session, for the launcher's replacements of pi's code (hook/replacements/). */
+  [NATIVE_SESSION]() {
+    return this.#native;
+  }
 
   getLeafId() {
     return this.#native.leafId();

@@ -13,6 +13,18 @@ import { join } from "node:path";
 
 const native = createRequire(import.meta.url)("./native.cjs");
 
+/** The folder where big files' summaries are kept between listings (none: not kept). */
+let summaryCache = null;
+
+/**
+ * Keeps the listing summaries of big session files in `dir` (treelog::listing::summary_cache),
+ * so that a later listing reads only what such a file gained since: what treelog-pi turns on,
+ * in treelog's cache folder. null turns it off.
+ */
+export function keepSummaries(dir) {
+  summaryCache = dir ?? null;
+}
+
 const MAX_CONCURRENT_SESSION_INFO_LOADS = 10;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
 export const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
@@ -148,7 +160,7 @@ function allMessagesTextOf(filePath) {
 async function buildSessionInfo(filePath, signal, fileStats) {
   try {
     signal?.throwIfAborted();
-    const summary = JSON.parse(await native.summarizeSession(filePath));
+    const summary = JSON.parse(await native.summarizeSession(filePath, summaryCache));
     signal?.throwIfAborted();
     if (summary === null) return null;
     if (summary.irregular !== undefined) {

@@ -4,7 +4,8 @@
 //! - The log's lines: `line.rs` classifies one (blank, header, entry of any `type`, or opaque)
 //!   in one pass of `json_scan.rs`; `write.rs` encodes new ones in pi's key order; below them
 //!   `fields.rs`, `json_string.rs`, `message.rs`, `time.rs`, `ids.rs`, `system_message.rs`, and
-//!   `js_sort.rs` (V8's sort, for pi's children order).
+//!   `js_sort.rs` (V8's sort, for pi's children order), `js_text.rs` (JavaScript's white space
+//!   and UTF-16 slices).
 //! - The index's values: `record.rs`, `page.rs` (record pages), `id_index.rs` (id pages) and
 //!   `seal.rs` (the checksum every stored value ends in); `decode_error.rs` below them.
 
@@ -13,6 +14,7 @@ pub(crate) mod fields;
 pub mod id_index;
 pub mod ids;
 pub mod js_sort;
+pub mod js_text;
 pub mod json_scan;
 pub(crate) mod json_string;
 pub mod line;

@@ -17,6 +17,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::format::js_text::js_trim;
 use crate::format::json_scan;
 use crate::format::line::json_text_str;
 
@@ -71,6 +72,26 @@ impl SummaryBuilder {
             summary: None,
             outcome: None,
         }
+    }
+
+    /// A builder that goes on after lines that left it undecided with `state` (what
+    /// [`SummaryBuilder::state`] gave): the same answer for the lines that follow as a builder
+    /// fed every line.
+    pub fn resumed(texts: Texts, state: SessionSummary) -> SummaryBuilder {
+        SummaryBuilder {
+            texts,
+            summary: Some(state),
+            outcome: None,
+        }
+    }
+
+    /// What the lines so far left: the summary to resume from, while the answer is not
+    /// decided and the header was read.
+    pub fn state(&self) -> Option<SessionSummary> {
+        self.outcome
+            .is_none()
+            .then(|| self.summary.clone())
+            .flatten()
     }
 
     /// Whether the answer is known (no later line can change it).
@@ -313,23 +334,6 @@ fn is_falsy(raw: &str) -> bool {
         "null" | "false" | "\"\"" => true,
         _ => raw.parse::<f64>().is_ok_and(|number| number == 0.0),
     }
-}
-
-/// JavaScript's `String.prototype.trim`: its white space and line terminators.
-fn js_trim(text: &str) -> &str {
-    text.trim_matches(|c: char| {
-        matches!(
-            c,
-            '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-                ..='\u{200a}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{202f}'
-                    | '\u{205f}'
-                    | '\u{3000}'
-                    | '\u{feff}'
-        )
-    })
 }
 
 /// Reads `path` line by line into a [`SummaryBuilder`], stopping once the answer is known

@@ -1,4 +1,4 @@
-// npm run bench -- cli [--entries 1000,100000] [--runs N] [--modes print,rpc,tui] [--json]
+// npm run bench -- cli [--entries 1000,100000] [--runs N] [--modes print,rpc,tui,tree,resume] [--json]
 //
 // pi's own CLI as users run it (`pi`: pi 1.6.0's bundled bin, dist/bundle/cli.js) against
 // treelog-pi (bin/treelog-pi.mjs: the same pi's unbundled CLI on treelog's SessionManager), in
@@ -11,6 +11,7 @@
 //   rpc     `--mode rpc --session FILE`: from the start to the response to a get_state sent at once
 //   tui     the terminal UI under tmux (120x40), `--session FILE`: from the start until the
 //           editor and its footer are on the screen (polled every 20 ms)
+//   tree, resume  /tree and /resume's list in the terminal UI (bench/cli-tree.mjs)
 //   RSS     each process's peak RSS (GNU time's %M when /usr/bin/time exists, else VmHWM)
 //
 // Every figure is the median of --runs (default 5) fresh processes per side and mode, the two
@@ -26,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import {
   ANSWER, MODEL, MODEL_ARGS, NODE, PI_ROOT, command, copySession, hasTmux, makeAgentDir, piEnv, run, startFakeModel, startTmux, tempDir,
 } from "../test/cli/fixture.mjs";
+import { TREE_MODES, measureTreeMode, treeTargets, writeSmallSessions } from "./cli-tree.mjs";
 import { runHeader } from "./run-header.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -45,8 +47,8 @@ const sizes = options.entries.split(",").map(Number);
 const runs = Number(options.runs);
 const modes = options.modes.split(",");
 if (sizes.some((n) => !(n > 0)) || !(runs > 0)) throw new Error("--entries and --runs take positive numbers");
-if (modes.some((mode) => !["print", "rpc", "tui"].includes(mode))) throw new Error("--modes: print, rpc, tui");
-if (modes.includes("tui") && !hasTmux()) throw new Error("the tui mode needs tmux (apt-get install tmux), or leave it out with --modes print,rpc");
+if (modes.some((mode) => !["print", "rpc", "tui", ...TREE_MODES].includes(mode))) throw new Error("--modes: print, rpc, tui, tree, resume");
+if (modes.some((mode) => ["tui", ...TREE_MODES].includes(mode)) && !hasTmux()) throw new Error("the tui mode needs tmux (apt-get install tmux), or leave it out with --modes print,rpc");
 
 const log = (line) => process.stderr.write(`${line}\n`);
 const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -123,6 +125,7 @@ function timedRun(file, args, { cwd, env, marker, stdinText, onSpawn }) {
 
 /** One measurement of `mode` by `side` on its copy. */
 async function measureOnce(mode, side, ctx) {
+  if (TREE_MODES.includes(mode)) return measureTreeMode(mode, side, ctx, { command, wrapped, peakOf, startTmux, MODEL, MODEL_ARGS, TIME });
   const rssFile = join(ctx.root, `rss-${side}.txt`);
   const env = ctx.env;
   if (mode === "print") {
@@ -189,6 +192,7 @@ try {
       log(`${entries} entries: copying the session for ${side} ...`);
       await copySession(source, copy, project);
       ctx.copies[side] = copy;
+      if (modes.includes("resume")) writeSmallSessions(dirname(copy), source, project);
     }
     // treelog's index of its copy, built once (an open), not measured.
     const built = await run(NODE, ["--max-old-space-size=16384", join(HERE, "measure.mjs"), "treelog", ctx.copies["treelog-pi"], "open"], { timeoutMs: 3600_000 });
@@ -211,6 +215,8 @@ try {
         ms: median(samples[side].map((s) => s.ms)),
         exitMs: samples[side][0].exitMs === undefined ? undefined : median(samples[side].map((s) => s.exitMs)),
         rssMiB: Math.max(...samples[side].map((s) => s.rssMiB)),
+        failed: samples[side].find((s) => s.failed)?.failed,
+        listed: samples[side][0].listed,
         samples: samples[side],
       }]));
     }
@@ -234,7 +240,7 @@ const header = {
 function targets() {
   const out = [];
   const at = (entries, mode) => results[entries]?.modes[mode];
-  for (const mode of modes) {
+  for (const mode of modes.filter((mode) => !TREE_MODES.includes(mode))) {
     const small = at(1000, mode);
     if (small) {
       const ratio = small["treelog-pi"].ms / small.pi.ms;
@@ -257,6 +263,7 @@ function targets() {
       }
     }
   }
+  out.push(...treeTargets(results, modes));
   return out;
 }
 
@@ -269,7 +276,10 @@ if (options.json) {
   console.log(`command: ${header.command}`);
   console.log(`pi ${piVersion}'s bundled bin (what \`pi\` runs) against treelog-pi on the same pi; fake model on 127.0.0.1;`);
   console.log(`median of ${runs} fresh processes per side and mode (after one warm-up run each); peak RSS is the largest`);
-  const LABELS = { print: "print: to the answer (ms)", rpc: "rpc: to get_state (ms)", tui: "tui: to the editor (ms)" };
+  const LABELS = {
+    print: "print: to the answer (ms)", rpc: "rpc: to get_state (ms)", tui: "tui: to the editor (ms)",
+    tree: "tui: /tree drawn (ms)", resume: "tui: /resume list (ms)",
+  };
   for (const [entries, { bytes, indexBuildMs, modes: measured }] of Object.entries(results)) {
     console.log(`\n${Number(entries).toLocaleString("en")} entries (pi16-${entries}.jsonl, ${(bytes / 2 ** 20).toFixed(1)} MiB; treelog's index built first in ${fixed(indexBuildMs)} ms, not counted)`);
     const widths = [30, 10, 11, 11];
@@ -277,6 +287,8 @@ if (options.json) {
     for (const [mode, sides] of Object.entries(measured)) {
       const [a, b] = [sides.pi, sides["treelog-pi"]];
       console.log(row([LABELS[mode], fixed(a.ms), fixed(b.ms), `${(a.ms / b.ms).toFixed(2)}x`], widths));
+      for (const [side, sample] of [["pi", a], ["treelog-pi", b]]) if (sample.failed) console.log(`  ${mode}: ${side} ${sample.failed} (its time is the time it failed at)`);
+      if (a.listed !== undefined) console.log(`  ${mode}: sessions listed: pi ${a.listed}, treelog-pi ${b.listed}`);
       if (a.exitMs !== undefined) console.log(row([`  ${mode}: to the exit (ms)`, fixed(a.exitMs), fixed(b.exitMs), `${(a.exitMs / b.exitMs).toFixed(2)}x`], widths));
       console.log(row([`  ${mode}: peak RSS (MiB)`, fixed(a.rssMiB), fixed(b.rssMiB), `${(a.rssMiB / b.rssMiB).toFixed(2)}x`], widths));
     }

@@ -8,7 +8,8 @@ import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 
 import {
-  UNSUPPORTED_FLAG, checkPi, enableCompileCache, fail, findBundledSessionManager, findPi, patchBundledSessionManager, redirectSessionManager, takeFlag,
+  UNSUPPORTED_FLAG, cacheDir, checkPi, enableCompileCache, fail, findBundledSessionManager, findPi, patchBundledSessionManager, redirectSessionManager,
+  takeFlag,
 } from "../hook/pi.mjs";
 
 const PROGRAM = "treelog-pi";
@@ -25,6 +26,12 @@ const bundled = process.env.TREELOG_PI_BUNDLE === "0" ? undefined : findBundledS
 let cli = join(pi.root, "dist/cli.js");
 if (bundled && patchBundledSessionManager(pi.root, bundled, { version })) cli = bundled.cli;
 else redirectSessionManager(pi.root, { version });
+// /resume's listing keeps big sessions' summaries in treelog's cache folder
+// (TREELOG_PI_LISTING_CACHE=0 turns that off).
+if (cacheDir() && process.env.TREELOG_PI_LISTING_CACHE !== "0") {
+  const { keepSummaries } = await import("../listing.js");
+  keepSummaries(join(cacheDir(), "listing"));
+}
 // pi reads its arguments from process.argv.slice(2), and its entry point from process.argv[1].
 process.argv = [process.argv[0], cli, ...args];
 await import(pathToFileURL(cli).href);

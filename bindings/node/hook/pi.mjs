@@ -11,6 +11,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { openResolveCache } from "./resolve-cache.mjs";
+import * as treeView from "./replacements/tree-view.mjs";
 
 export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 /** The pi releases whose internals treelog's module has been checked against (test/cli.test.mjs). */
@@ -252,7 +253,10 @@ export function patchBundledSessionManager(piRoot, found, { env = process.env, v
       if (url !== chunkUrl) return loaded;
       const source = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8");
       // The chunk opens with its imports (no shebang): one more import goes first.
-      return { ...loaded, source: prelude + source.replace(BUNDLED_CLASS, BUNDLED_CLASS_REPLACED) };
+      let patched = prelude + source.replace(BUNDLED_CLASS, BUNDLED_CLASS_REPLACED);
+      const tree = treeView.patch(patched);
+      if (tree) patched = `import{run as __treelog_treeView}from${JSON.stringify(new URL("./replacements/tree-view.mjs", import.meta.url).href)};` + tree;
+      return { ...loaded, source: patched };
     },
   });
   return true;

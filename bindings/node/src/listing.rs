@@ -9,12 +9,18 @@ use napi::{Env, Task};
 use napi_derive::napi;
 use serde_json::json;
 use treelog::listing::pi_summary::{Summary, Texts, summarize_file};
+use treelog::listing::summary_cache::summarize_file_cached;
 
 /// The summary of `path` as JSON: `null` when pi lists no session for it (not a session, or
 /// unreadable: pi's `buildSessionInfo` returns null on any error), `{"irregular": reason}`, or
 /// `{"header", "messageCount", "name", "lastActivity", "firstMessage", "allMessagesText"}`.
-fn summary_json(path: &str, texts: Texts) -> String {
-    match summarize_file(std::path::Path::new(path), texts) {
+fn summary_json(path: &str, texts: Texts, cache: Option<&str>) -> String {
+    let path = std::path::Path::new(path);
+    let summary = match cache {
+        Some(dir) if texts == Texts::Skip => summarize_file_cached(path, std::path::Path::new(dir)),
+        _ => summarize_file(path, texts),
+    };
+    match summary {
         Ok(Summary::Session(summary)) => json!({
             "header": summary.header_json,
             "messageCount": summary.message_count,
@@ -33,6 +39,8 @@ fn summary_json(path: &str, texts: Texts) -> String {
 pub struct Summarize {
     path: String,
     texts: Texts,
+    /// The folder of kept summaries (`treelog::listing::summary_cache`), if any.
+    cache: Option<String>,
 }
 
 impl Task for Summarize {
@@ -41,9 +49,9 @@ impl Task for Summarize {
 
     fn compute(&mut self) -> napi::Result<String> {
         // A panic must not cross into libuv: it lists as pi lists a file it cannot read.
-        let (path, texts) = (self.path.as_str(), self.texts);
+        let (path, texts, cache) = (self.path.as_str(), self.texts, self.cache.as_deref());
         Ok(
-            std::panic::catch_unwind(|| summary_json(path, texts))
+            std::panic::catch_unwind(|| summary_json(path, texts, cache))
                 .unwrap_or_else(|_| "null".into()),
         )
     }
@@ -53,12 +61,14 @@ impl Task for Summarize {
     }
 }
 
-/// The eager fields of `path`'s listing entry (no texts), on a worker thread.
+/// The eager fields of `path`'s listing entry (no texts), on a worker thread; a big file's
+/// kept in and read from the folder `cache` when one is given.
 #[napi(ts_return_type = "Promise<string>")]
-pub fn summarize_session(path: String) -> AsyncTask<Summarize> {
+pub fn summarize_session(path: String, cache: Option<String>) -> AsyncTask<Summarize> {
     AsyncTask::new(Summarize {
         path,
         texts: Texts::Skip,
+        cache,
     })
 }
 
