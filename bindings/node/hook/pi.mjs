@@ -11,6 +11,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { openResolveCache } from "./resolve-cache.mjs";
+import * as resumeList from "./replacements/resume-list.mjs";
 import * as treeView from "./replacements/tree-view.mjs";
 
 export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
@@ -254,8 +255,10 @@ export function patchBundledSessionManager(piRoot, found, { env = process.env, v
       const source = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8");
       // The chunk opens with its imports (no shebang): one more import goes first.
       let patched = prelude + source.replace(BUNDLED_CLASS, BUNDLED_CLASS_REPLACED);
-      const tree = treeView.patch(patched);
-      if (tree) patched = `import{run as __treelog_treeView}from${JSON.stringify(new URL("./replacements/tree-view.mjs", import.meta.url).href)};` + tree;
+      for (const [replacement, file, binding] of [[treeView, "tree-view.mjs", "__treelog_treeView"], [resumeList, "resume-list.mjs", "__treelog_resumeList"]]) {
+        const next = replacement.patch(patched);
+        if (next) patched = `import{run as ${binding}}from${JSON.stringify(new URL(`./replacements/${file}`, import.meta.url).href)};${next}`;
+      }
       return { ...loaded, source: patched };
     },
   });
