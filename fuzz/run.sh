@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 seconds="${1:-${FUZZ_SECONDS:-30}}"
-targets=(line_parser index_pages open_log operations)
+targets=(line_parser index_pages open_log operations context_edit)
 
 # The checks create temp dirs and redb files (which fsync on commit): tmpfs keeps that cheap.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then

@@ -14,8 +14,9 @@ use compact_str::CompactString;
 use crate::error::Result;
 use crate::format::json_scan;
 use crate::format::json_string::push_json_string;
-use crate::format::line::{EntryKind, json_text_str, role_code, with_field};
+use crate::format::line::{EntryKind, json_text_str, role_code, with_field, without_field};
 use crate::format::message::{message_content_present, message_role};
+use crate::format::pi_json::{self, Replacement};
 use crate::format::record::{Record, SEQ_NONE};
 use crate::format::time::parse_iso_ms;
 use crate::index::Store;
@@ -423,18 +424,14 @@ fn assemble(
     let order: Vec<usize> = order.into_iter().filter(|at| !left_out(*at)).collect();
 
     // The latest edit of each target among the context entries (pi 1.6).
-    let mut edits: HashMap<Cow<'_, str>, &str> = HashMap::new();
+    let mut edits: HashMap<Cow<'_, str>, Replacement<'_>> = HashMap::new();
     if compat == PiCompat::Current {
         for &at in &order {
             if path[at].1.kind != Some(EntryKind::ContextEdit) {
                 continue;
             }
-            if let Some(line) = line_at(at)
-                && let Ok(found) = json_scan::scan(line, &["targetId", "replacement"])
-                && let [Some(target), Some(replacement)] = found.fields
-                && let Some(target) = json_text_str(target)
-            {
-                edits.insert(target, replacement);
+            if let Some(edit) = line_at(at).and_then(pi_json::context_edit) {
+                edits.insert(edit.target, edit.replacement);
             }
         }
     }
@@ -490,7 +487,7 @@ fn assemble(
         if !edits.is_empty()
             && let Some(replacement) = edits.get(record.id.as_str())
         {
-            apply_edit(&mut messages, start, replacement);
+            apply_edit(&mut messages, start, *replacement);
             own_message = false;
         }
         entries.push(AssembledEntry {
@@ -656,16 +653,14 @@ fn fill_missing_content(message: JsonText) -> JsonText {
 /// becomes the replacement's (a string one, for an assistant or a tool result, becomes one
 /// text part), and other messages stay as they are.
 /// The entry's messages are `messages[start..]`.
-fn apply_edit(messages: &mut Vec<JsonText>, start: usize, replacement: &str) {
-    if replacement == "null" {
-        messages.truncate(start);
-        return;
-    }
-    // `replacement.content`: undefined for anything but an object holding it.
-    let content = json_scan::scan(replacement, &["content"])
-        .ok()
-        .filter(|found| found.is_object)
-        .and_then(|found| found.fields[0]);
+fn apply_edit(messages: &mut Vec<JsonText>, start: usize, replacement: Replacement<'_>) {
+    let content = match replacement {
+        Replacement::Remove => {
+            messages.truncate(start);
+            return;
+        }
+        Replacement::Content(content) => content,
+    };
     for message in &mut messages[start..] {
         let edited = {
             let text = message.get();
@@ -695,14 +690,6 @@ fn apply_edit(messages: &mut Vec<JsonText>, start: usize, replacement: &str) {
     }
 }
 
-/// `json`, an object, without its top-level key `name`. Rare (an edit without content), so
-/// it goes through serde_json, whose `preserve_order` keeps the other keys' order.
-fn without_field(json: &str, name: &str) -> Option<String> {
-    let mut value: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).ok()?;
-    value.shift_remove(name);
-    serde_json::to_string(&value).ok()
-}
-
 /// `{provider, modelId}` from a model change, or from an assistant message's `provider` and
 /// `model`.
 fn model_of(session: &impl IndexedLines, record: &Record) -> Result<JsonText> {
@@ -730,14 +717,10 @@ fn model_of(session: &impl IndexedLines, record: &Record) -> Result<JsonText> {
 
 /// v1/v2 files: a `hookMessage` role is read as `custom` (pi's v2 to v3 migration).
 fn migrate_hook_message(message: JsonText) -> JsonText {
-    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(message.get()) else {
+    if message_role(message.get()).as_deref() != Some("hookMessage") {
         return message;
-    };
-    match value.get_mut("role") {
-        Some(role) if role == "hookMessage" => *role = serde_json::Value::String("custom".into()),
-        _ => return message,
     }
-    serde_json::to_string(&value).map_or(message, raw)
+    with_field(message.get(), "role", "\"custom\"").map_or(message, raw)
 }
 
 fn read(session: &impl IndexedLines, record: &Record) -> Result<String> {

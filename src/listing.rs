@@ -8,6 +8,7 @@ pub mod summary_cache;
 
 use crate::error::{Error, Result};
 use crate::format::line::EntryKind;
+use crate::format::{json_scan, pi_json};
 use crate::session::{Session, SessionOptions};
 
 /// What `treelog list` shows about one session.
@@ -203,29 +204,36 @@ fn first_user_text(session: &Session) -> Result<Option<String>> {
         let Some(message) = entry.field("message") else {
             continue;
         };
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(message.get()) else {
-            continue;
-        };
-        if message.get("role").and_then(|role| role.as_str()) != Some("user") {
+        let message = message.get();
+        if crate::format::message::message_role(message).as_deref() != Some("user") {
             continue;
         }
-        return Ok(Some(user_text(message.get("content"))));
+        return Ok(Some(user_text(pi_json::field(message, "content"))));
     }
     Ok(None)
 }
 
-/// A user message's text: the string content, or its text blocks joined by spaces.
-fn user_text(content: Option<&serde_json::Value>) -> String {
-    match content {
-        Some(serde_json::Value::String(text)) => text.clone(),
-        Some(serde_json::Value::Array(blocks)) => blocks
-            .iter()
-            .filter(|block| block.get("type").and_then(|kind| kind.as_str()) == Some("text"))
-            .filter_map(|block| block.get("text").and_then(|text| text.as_str()))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
+/// A user message's text (read as the context reads it, [`pi_json`]): the string content, or
+/// its text blocks joined by spaces.
+fn user_text(content: Option<&str>) -> String {
+    let Some(content) = content else {
+        return String::new();
+    };
+    if let Some(text) = pi_json::string_lossy(content) {
+        return text.into_owned();
     }
+    json_scan::array_items(content)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|block| {
+            let found = json_scan::scan(block, &["type", "text"]).ok()?;
+            let [kind, text] = found.fields;
+            (kind.and_then(pi_json::string_lossy).as_deref() == Some("text"))
+                .then(|| text.and_then(pi_json::string_lossy))
+                .flatten()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The sessions of a directory, and the files that could not be read.

@@ -91,6 +91,28 @@ pub(crate) fn with_field(json: &str, name: &str, raw_value: &str) -> Option<Stri
     })
 }
 
+/// `json`, an object, without its top-level key `name` (every occurrence: `JSON.stringify`
+/// of `{...object, name: undefined}` writes none), the other members kept as written and
+/// joined without whitespace. `None` if `json` is not a JSON object.
+pub(crate) fn without_field(json: &str, name: &str) -> Option<String> {
+    let members = json_scan::object_members(json).ok()?;
+    let mut out = String::with_capacity(json.len());
+    out.push('{');
+    for (key, value) in members {
+        if key_matches(key, name) {
+            continue;
+        }
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(key);
+        out.push(':');
+        out.push_str(value);
+    }
+    out.push('}');
+    Some(out)
+}
+
 /// An object key as `JSON.parse` keeps it: serde_json reads a key as bytes without pairing
 /// its surrogate escapes (a lone one is kept in WTF-8), where reading it as a string refuses
 /// the whole object. Only ASCII names are looked up, so the encoding of a lone surrogate

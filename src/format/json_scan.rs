@@ -271,6 +271,50 @@ pub fn array_items(text: &str) -> Result<Vec<&str>, Invalid> {
     Ok(items)
 }
 
+/// The raw members of `text`, one JSON object with optional whitespace around it, in order:
+/// each key as written (quotes included) and its raw value, repeated keys kept (the caller
+/// decides which counts); `Invalid` when it is not one (validity as in [`scan`]).
+pub fn object_members(text: &str) -> Result<Vec<(&str, &str)>, Invalid> {
+    let bytes = text.as_bytes();
+    let mut at = skip_whitespace(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return Err(Invalid);
+    }
+    at = skip_whitespace(bytes, at + 1);
+    let mut members = Vec::new();
+    if bytes.get(at) == Some(&b'}') {
+        at += 1;
+    } else {
+        loop {
+            if bytes.get(at) != Some(&b'"') {
+                return Err(Invalid);
+            }
+            let key_end = skip_string(bytes, at + 1)?;
+            let key = text.get(at..key_end).ok_or(Invalid)?;
+            at = skip_whitespace(bytes, key_end);
+            if bytes.get(at) != Some(&b':') {
+                return Err(Invalid);
+            }
+            let value_start = skip_whitespace(bytes, at + 1);
+            at = skip_value(bytes, value_start)?;
+            members.push((key, text.get(value_start..at).ok_or(Invalid)?));
+            at = skip_whitespace(bytes, at);
+            match bytes.get(at) {
+                Some(b',') => at = skip_whitespace(bytes, at + 1),
+                Some(b'}') => {
+                    at += 1;
+                    break;
+                }
+                _ => return Err(Invalid),
+            }
+        }
+    }
+    if skip_whitespace(bytes, at) != bytes.len() {
+        return Err(Invalid);
+    }
+    Ok(members)
+}
+
 /// The index just after the value that starts at `at` (no whitespace before it).
 fn skip_value(bytes: &[u8], mut at: usize) -> Result<usize, Invalid> {
     let mut nesting = Nesting::default();

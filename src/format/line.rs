@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-pub(crate) use super::fields::{KeyBytes, relink, top_level_fields, with_field};
+pub(crate) use super::fields::{KeyBytes, relink, top_level_fields, with_field, without_field};
 pub use super::fields::{json_str, json_text_str, raw_field, trusted_field};
 use super::json_scan;
 pub use super::message::{ROLES, role_code};

@@ -3,9 +3,11 @@
 //!
 //! - The log's lines: `line.rs` classifies one (blank, header, entry of any `type`, or opaque)
 //!   in one pass of `json_scan.rs`; `write.rs` encodes new ones in pi's key order; below them
-//!   `fields.rs`, `json_string.rs`, `message.rs`, `time.rs`, `ids.rs`, `system_message.rs`, and
+//!   `fields.rs`, `json_string.rs`, `message.rs`, `time.rs`, `ids.rs`, `system_message.rs`,
 //!   `js_sort.rs` (V8's sort, for pi's children order), `js_text.rs` (JavaScript's white space
-//!   and UTF-16 slices).
+//!   and UTF-16 slices), and `pi_json.rs`, a line's values as `JSON.parse` gives them (the one
+//!   reading of a `context_edit` and of every payload the context, the search index and the
+//!   listing interpret).
 //! - The index's values: `record.rs`, `page.rs` (record pages), `id_index.rs` (id pages) and
 //!   `seal.rs` (the checksum every stored value ends in); `decode_error.rs` below them.
 
@@ -20,6 +22,7 @@ pub(crate) mod json_string;
 pub mod line;
 pub(crate) mod message;
 pub mod page;
+pub mod pi_json;
 pub mod record;
 pub mod seal;
 pub mod system_message;

@@ -61,8 +61,10 @@ pub(crate) struct Edit {
 /// The edits of a log by target id.
 pub(crate) type Edits = HashMap<String, Edit>;
 
-/// Bytes every `context_edit` line holds: lines without them are not parsed for edits.
+/// Bytes a `context_edit` line holds unless its `type` is written with a `\u` escape (the
+/// only escape that gives a letter or `_`): lines with neither are not parsed for edits.
 const EDIT_MARK: &[u8] = b"\"context_edit\"";
+const ESCAPE_MARK: &[u8] = b"\\u";
 
 /// The context edits of `log` in `[from.offset_bytes, end_bytes)`, the latest of each target
 /// in file order; lines are numbered from `from.lines + 1`, as [`read_documents`] numbers them.
@@ -76,6 +78,7 @@ pub(crate) fn read_edits(
         lines: from.lines,
         edits: Edits::new(),
         finder: memchr::memmem::Finder::new(EDIT_MARK),
+        escapes: memchr::memmem::Finder::new(ESCAPE_MARK),
     };
     let mut buf = Vec::new();
     scan_lines(&storage, from.offset_bytes, end_bytes, &mut lines, &mut buf)?;
@@ -87,6 +90,7 @@ struct EditLines {
     lines: u64,
     edits: Edits,
     finder: memchr::memmem::Finder<'static>,
+    escapes: memchr::memmem::Finder<'static>,
 }
 
 impl LineSink for EditLines {
@@ -95,7 +99,7 @@ impl LineSink for EditLines {
         let Some(bytes) = line.bytes else {
             return Ok(());
         };
-        if self.finder.find(bytes).is_none() {
+        if self.finder.find(bytes).is_none() && self.escapes.find(bytes).is_none() {
             return Ok(());
         }
         let Ok(text) = simdutf8::basic::from_utf8(bytes) else {

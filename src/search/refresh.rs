@@ -137,7 +137,13 @@ pub fn refresh(
         store.catalog.logs.insert(log.key.clone(), state);
     }
     commit(store, &mut writer)?;
-    if edited {
+    // A dropped or re-read log's old documents, like an edited entry's, are only marked
+    // deleted by the commit: their text stays in the segments until they are rewritten.
+    let deleted = !dropped.is_empty()
+        || jobs
+            .iter()
+            .any(|(_, plan, _)| matches!(plan, Plan::Whole { replace: true }));
+    if edited || deleted {
         purge_deleted(store, writer)?;
         return Ok(counts);
     }
@@ -180,8 +186,8 @@ fn missing_keys<'a>(store: &'a SearchStore, logs: &[FoundLog]) -> impl Iterator<
 }
 
 /// Rewrites every segment that holds deleted documents without them, waits for every merge,
-/// and deletes the files of the segments no longer in the index: a document an edit removed
-/// leaves no term, position or norm behind in the index's files (a deleted document stays in
+/// and deletes the files of the segments no longer in the index: a document an edit removed,
+/// or a deleted or rewritten log's, leaves no term, position or norm behind in the index's files (a deleted document stays in
 /// its segment until a merge, and a segment's files until a collection that no writer of the
 /// refresh still pins).
 fn purge_deleted(store: &SearchStore, mut writer: IndexWriter) -> Result<(), SearchError> {

@@ -23,3 +23,8 @@ fn open_log_corpus() {
 fn operations_corpus() {
     fuzz::replay_corpus("operations", fuzz::operations);
 }
+
+#[test]
+fn context_edit_corpus() {
+    fuzz::replay_corpus("context_edit", fuzz::context_edit);
+}

@@ -5,6 +5,7 @@
 //! Inputs are decoded by hand from the raw bytes (`input.rs`) instead of with `arbitrary`.
 //! `fuzz_one` runs a check under libFuzzer, `replay_corpus` runs it over the committed inputs.
 
+mod context_edit;
 mod index_pages;
 mod input;
 mod line_parser;
@@ -13,6 +14,7 @@ mod operations;
 
 use std::path::Path;
 
+pub use context_edit::context_edit;
 pub use index_pages::index_pages;
 pub use line_parser::line_parser;
 pub use open_log::open_log;

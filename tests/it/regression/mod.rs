@@ -3,6 +3,10 @@
 
 // A log starting with a UTF-8 byte order mark got a header made up in memory.
 mod bom;
+// Search read a `context_edit` with serde_json, the context as JSON.parse: a removed message
+// stayed searchable; a deleted or rewritten log's text stayed in the index's files.
+#[cfg(feature = "search")]
+mod context_edit_one_reading;
 // A damaged or crafted sidecar duplicated a subtree or panicked while paging records.
 mod damaged_sidecar_paging;
 // A redb panic on a damaged index page escaped from a read after open.
