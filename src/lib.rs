@@ -34,6 +34,7 @@ pub mod listing;
 pub mod object_store;
 #[cfg(feature = "openclaw")]
 pub mod openclaw;
+pub mod path_component;
 pub mod quiet_panics;
 pub mod repair;
 mod scan;

@@ -85,6 +85,13 @@ pub fn agents(state_dir: &Path) -> Result<Vec<Agent>> {
     let registry = state_dir.join("state").join("openclaw.sqlite");
     if registry.is_file() {
         for (id, relative) in db::registered_agents(&registry)? {
+            // A registered path that leaves the state directory, or an id that is no plain
+            // folder name, names no agent of it.
+            if !crate::path_component::is_contained(Path::new(&relative))
+                || !crate::path_component::is_plain(&id)
+            {
+                continue;
+            }
             let db_path = state_dir.join(relative);
             if db_path.is_file() {
                 found.push(Agent { id, db_path });

@@ -44,10 +44,13 @@ pub(crate) fn temporary_dir(kind: &str) -> PathBuf {
     std::env::temp_dir().join(format!("treelog-{kind}-{}-{nanos}", std::process::id()))
 }
 
-/// `folder` joined with the `/`-separated `key`, as a directory search names the log `key`.
+/// `folder` joined with the `/`-separated `key`, as a directory search names the log `key`;
+/// a part that could leave or hide in the folder (`..`, `.`, empty) is encoded
+/// ([`crate::path_component::encode`]).
 pub(crate) fn copy_path(folder: &Path, key: &str) -> PathBuf {
-    key.split('/')
-        .fold(folder.to_path_buf(), |path, part| path.join(part))
+    key.split('/').fold(folder.to_path_buf(), |path, part| {
+        path.join(&*crate::path_component::encode(part))
+    })
 }
 
 /// Deletes `file` if it is there.

@@ -182,16 +182,7 @@ fn cache_folder(root: &Path, db_path: &Path) -> PathBuf {
 
 /// The copy's file name: the id when it is a plain file name, else `%` and its hex.
 fn file_name(session: &str) -> OsString {
-    let plain = !session.is_empty()
-        && !session.starts_with('.')
-        && session
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'));
-    if plain {
-        return format!("{session}.jsonl").into();
-    }
-    let hex: String = session.bytes().map(|byte| format!("{byte:02x}")).collect();
-    format!("%{hex}.jsonl").into()
+    format!("{}.jsonl", crate::path_component::encode(session)).into()
 }
 
 /// Whether the copies in `folder` hold the sessions' lines as they are (and, for a whole

@@ -695,6 +695,7 @@ fn the_public_items_are_the_listed_ones() {
         "listing",
         "object_store",
         "openclaw",
+        "path_component",
         "quiet_panics",
         "repair",
         "search",

@@ -11,7 +11,7 @@ use treelog::format::time::format_iso_ms;
 use treelog::openclaw::{
     self, Address, AgentDb, LineProblem, OpenClawError, SessionReport, SessionSource,
 };
-use treelog::{Session, SessionOptions};
+use treelog::{Session, SessionOptions, path_component};
 
 use crate::exit::CliError;
 use crate::out::Out;
@@ -459,9 +459,10 @@ fn recover(args: RecoverArgs, out: &mut Out) -> Result<(), CliError> {
         let original = std::fs::read(report.source.path())
             .map_err(|e| CliError::io(report.source.path(), "read the original", e))?;
         let bytes = openclaw::recover_lines(&original, &report.problems);
-        let dir = args.out_dir.join(&report.agent);
+        // Ids read from the state directory name files only encoded: `../x` stays inside.
+        let dir = args.out_dir.join(&*path_component::encode(&report.agent));
         std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create the directory", e))?;
-        let file = dir.join(format!("{}.jsonl", report.session));
+        let file = dir.join(format!("{}.jsonl", path_component::encode(&report.session)));
         write_new(&file, &bytes)?;
         written += 1;
         out.line(&format!(

@@ -241,3 +241,51 @@ fn errors_name_the_database_the_session_or_the_address() {
         305
     );
 }
+
+/// A session id read from an agent's database that climbs (`../../escaped`) names a file
+/// inside the output folder, encoded, and nothing is written outside it.
+#[test]
+fn recover_keeps_ids_from_the_database_inside_the_output_folder() {
+    let (root, state) = state_dir();
+    let db = state.join("agents/bad-json/agent/openclaw-agent.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    for table in ["session_windows", "transcript_events"] {
+        conn.execute(
+            &format!(
+                "UPDATE {table} SET session_id = '../../escaped' WHERE session_id = 's-bad-json'"
+            ),
+            [],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let out_dir = root.path().join("out/deep");
+    let out = treelog(
+        &[
+            "openclaw",
+            "recover",
+            state.to_str().unwrap(),
+            out_dir.to_str().unwrap(),
+        ],
+        &state,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!root.path().join("out/escaped.jsonl").exists());
+    let inside = out_dir.join("bad-json/%2e2e2f2e2e2f65736361706564.jsonl");
+    assert!(inside.is_file(), "{}", text(&out.stdout));
+    let mut everything = vec![root.path().to_path_buf()];
+    while let Some(dir) = everything.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert!(
+                !path.to_string_lossy().contains("escaped") || path == inside,
+                "{}",
+                path.display()
+            );
+            if path.is_dir() {
+                everything.push(path);
+            }
+        }
+    }
+}
