@@ -10,6 +10,7 @@ mod parallel;
 mod preview;
 mod progress;
 mod sidecars;
+mod terminal;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,9 @@ use crate::out::Out;
 /// A session is a pi / OpenClaw JSONL log (a header line, then one entry per line) plus a
 /// redb sidecar index `<log>.treelog`, which is only a cache: it is checked on every open and
 /// rebuilt from the log on any doubt. Every command reads the log through the index.
+///
+/// On a terminal, control characters from logs (escape sequences included; newline and tab
+/// kept) are shown as \uXXXX; output to a pipe or a file is written byte for byte.
 #[derive(Parser, Debug)]
 #[command(name = "treelog", version, after_help = EXIT_CODES_HELP)]
 struct Cli {

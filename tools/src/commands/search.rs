@@ -187,11 +187,13 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let hits = hits?;
     let highlight = !args.json && std::io::stdout().is_terminal();
     for hit in &hits {
-        out.line(&if args.json {
-            hit.to_json()
+        if args.json {
+            out.line(&hit.to_json())?;
+        } else if highlight {
+            out.styled_line(&human_line(hit, true))?;
         } else {
-            human_line(hit, highlight)
-        })?;
+            out.line(&human_line(hit, false))?;
+        }
     }
     if hits.is_empty() {
         return Err(CliError::NoMatch);
@@ -209,8 +211,17 @@ fn time_ms(text: &str, flag: &str, end_of_day: bool) -> Result<i64, CliError> {
     })
 }
 
-/// `FILE:LINE  ROLE  TIMESTAMP  snippet`, matched words highlighted when `highlight`.
+/// `FILE:LINE  ROLE  TIMESTAMP  snippet`, matched words highlighted when `highlight` (on a
+/// terminal: then every part from the logs is escaped here, the highlight's own sequences
+/// kept).
 fn human_line(hit: &Hit, highlight: bool) -> String {
+    let shown = |text: &str| -> String {
+        if highlight {
+            crate::terminal::escape_controls(text).into_owned()
+        } else {
+            text.to_owned()
+        }
+    };
     let mut snippet = String::with_capacity(hit.snippet.len() + 16);
     let mut at = 0;
     for range in &hit.highlights {
@@ -220,23 +231,23 @@ fn human_line(hit: &Hit, highlight: bool) -> String {
         if range.start < at {
             continue;
         }
-        snippet.push_str(&hit.snippet[at..range.start]);
+        snippet.push_str(&shown(&hit.snippet[at..range.start]));
         if highlight {
             snippet.push_str(HIGHLIGHT_ON);
-            snippet.push_str(word);
+            snippet.push_str(&shown(word));
             snippet.push_str(HIGHLIGHT_OFF);
         } else {
             snippet.push_str(word);
         }
         at = range.end;
     }
-    snippet.push_str(&hit.snippet[at..]);
+    snippet.push_str(&shown(&hit.snippet[at..]));
     format!(
         "{}:{}  {}  {}  {}{}{}{}",
-        hit.session.display(),
+        shown(&hit.session.display().to_string()),
         hit.line,
-        hit.role.as_deref().unwrap_or(&hit.type_name),
-        hit.timestamp.as_deref().unwrap_or("-"),
+        shown(hit.role.as_deref().unwrap_or(&hit.type_name)),
+        shown(hit.timestamp.as_deref().unwrap_or("-")),
         if hit.edited { "[edited] " } else { "" },
         if hit.original == Some(true) {
             "[original] "

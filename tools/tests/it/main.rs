@@ -19,3 +19,4 @@ mod search;
 mod soak;
 mod stats;
 mod synth;
+mod terminal_escapes;
