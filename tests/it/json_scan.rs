@@ -3,7 +3,8 @@
 //! (`from_str::<IgnoredAny>`), and `classify` must answer exactly as `classify_with_serde`, the
 //! serde_json reading it replaced. The lines are JSON-ish: valid objects with nested payloads,
 //! repeated and escaped keys, escapes of every kind, lone and paired surrogate escapes,
-//! numbers of every shape, then mutations and truncations of them, and random bytes.
+//! numbers of every shape, then mutations and truncations of them, and random bytes. Last,
+//! `format::pi_json` against the answers Node's `JSON.parse` gave (tests/data/json_parse/).
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -359,5 +360,46 @@ fn pinned_arrays() {
         "[null, true ,\"\\u00e9\"]",
     ] {
         assert_eq!(our_items(text), serde_items(text), "{text}");
+    }
+}
+
+/// `format::pi_json` reads each line of tests/data/json_parse/context-edits.json as pi's
+/// `JSON.parse` did when Node 24 computed the file (make-vectors.mjs beside it): the same
+/// verdict on validity (lone surrogates, 1,000 levels of nesting, numbers beyond f64 are
+/// valid), and the same `context_edit`: target, removal and content text (lone surrogates
+/// as U+FFFD, as Node writes them), the last of repeated keys, escaped keys decoded.
+#[test]
+fn pi_json_reads_context_edits_as_json_parse() {
+    use treelog::format::pi_json::{self, Replacement};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/json_parse/context-edits.json");
+    let vectors: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(vectors.len() > 20);
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|byte| format!("{byte:02x}")).collect() };
+    for vector in &vectors {
+        let line = vector["line"].as_str().unwrap();
+        assert_eq!(
+            json_scan::is_valid(line),
+            vector["valid"].as_bool().unwrap(),
+            "validity of {line}"
+        );
+        let got = pi_json::context_edit(line).map(|edit| {
+            let content = match edit.replacement {
+                Replacement::Remove | Replacement::Content(None) => "undefined".to_owned(),
+                Replacement::Content(Some(raw)) => pi_json::string_lossy(raw)
+                    .map_or("other".to_owned(), |text| hex(text.as_bytes())),
+            };
+            serde_json::json!({
+                "target": hex(edit.target.as_bytes()),
+                "remove": edit.replacement == Replacement::Remove,
+                "content": content,
+            })
+        });
+        assert_eq!(
+            got.as_ref(),
+            vector["edit"].as_object().map(|_| &vector["edit"]),
+            "{line}"
+        );
     }
 }
