@@ -48,6 +48,54 @@ export { assertValidSessionId } from "./lib/ids.js";
 export { getDefaultSessionDir } from "./lib/paths.js";
 export { reindexSearch, search } from "./search.js";
 
+// ---- the index's answers for pi's whole-history loops (hook/replace-*.mjs) ----
+
+/** The native session of a manager of this module (undefined for any other object). */
+let nativeOf;
+/** The entry cache of a manager of this module (undefined for any other object). */
+let cacheOf;
+
+/**
+ * How many entries of type `type` the manager's session holds, from the index's counts (no
+ * entry is read); undefined for a manager that is not this module's or a type the index does
+ * not count alone.
+ */
+export function indexedKindCount(manager, type) {
+  return nativeOf(manager)?.kindCount(type) ?? undefined;
+}
+
+/**
+ * pi's usage totals over every entry (its footer's sums) from the index: [input, output,
+ * cacheRead, cacheWrite, cost, the last assistant message's input, cacheRead and cacheWrite,
+ * 1 when there is one]; undefined for a manager that is not this module's, or when pi's own
+ * loop must answer (an entry pi sums holds no usage of numbers).
+ */
+export function indexedUsageTotals(manager) {
+  return nativeOf(manager)?.usageTotals() ?? undefined;
+}
+
+/**
+ * pi's session statistics over every entry (AgentSession.getSessionStats' loop) from the
+ * index: [user, assistant and tool result messages, all messages, tool calls, then the usage
+ * sums of indexedUsageTotals]; undefined for a manager that is not this module's, or when pi's
+ * own loop must answer.
+ */
+export function indexedSessionStats(manager) {
+  return nativeOf(manager)?.sessionStats() ?? undefined;
+}
+
+/**
+ * The part of getBranch() from the latest compaction on it (that compaction first), the same
+ * entry values getBranch() holds; the whole branch when it has no compaction. Undefined for a
+ * manager that is not this module's.
+ */
+export function indexedBranchSinceCompaction(manager) {
+  const native = nativeOf(manager);
+  const cache = cacheOf(manager);
+  if (!native || !cache) return undefined;
+  return cache.load(native.pathSinceCompactionSeqs());
+}
+
 // ---- the manager ----
 
 /** Where the launcher's replacements of pi's code find a manager's native session. */
@@ -64,6 +112,10 @@ const hasConversationRole = (message) => message?.role === "user" || message?.ro
  */
 export class SessionManager {
   #native;
+  static {
+    nativeOf = (manager) => (manager !== null && typeof manager === "object" && #native in manager ? manager.#native : undefined);
+    cacheOf = (manager) => (manager !== null && typeof manager === "object" && #cache in manager ? manager.#cache : undefined);
+  }
   #header = null;
   /** The entries as values: each entry parsed once, by sequence number (see EntryCache). */
   #cache = null;

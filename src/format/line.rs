@@ -17,6 +17,7 @@ pub use super::fields::{json_str, json_text_str, raw_field, trusted_field};
 use super::json_scan;
 pub use super::message::{ROLES, role_code};
 use super::message::{content_kept, message_role_code};
+use super::usage::{self, UsageOf};
 
 /// The kinds of entry. The numeric codes are stored in index records
 /// (format-spec/index.md) and must never be renumbered. Every line with a string `type` other
@@ -173,6 +174,11 @@ pub struct EntryLine<'a> {
     /// one is empty: no raw value is), when neither is an object or array: two messages with
     /// equal keys parse to equal values of both fields.
     pub model_key: Option<Cow<'a, str>>,
+    /// What the entry adds to pi's usage totals (`format::usage`).
+    pub usage: UsageOf,
+    /// An assistant message's tool calls as pi's session statistics count them
+    /// (`format::usage::tool_calls`; `None` when pi cannot count them); 0 for other lines.
+    pub tool_calls: Option<u64>,
 }
 
 /// The header line's fields.
@@ -233,7 +239,7 @@ pub fn classify(text: &str, legacy_v1: bool, allow_header: bool) -> Line<'_> {
 pub(crate) type FieldSpans = [Option<(u32, u32)>; FIELD_COUNT];
 
 /// How many top-level keys [`classify`] reads.
-pub(crate) const FIELD_COUNT: usize = 12;
+pub(crate) const FIELD_COUNT: usize = 13;
 
 /// [`classify`] for a line that treelog's own encoder wrote (`format::write`), which knows
 /// where each field's value lies: the same answer without scanning the line again. That
@@ -267,6 +273,7 @@ pub(crate) const FIELD_NAMES: [&str; FIELD_COUNT] = [
     "cwd",
     "parentSession",
     "message",
+    "usage",
 ];
 
 /// The three fields a serde_json baseline reads (`type`, `id`, `parentId`;
@@ -330,6 +337,7 @@ pub fn classify_with_serde(text: &str, legacy_v1: bool, allow_header: bool) -> L
         cwd: fields.cwd.map(RawValue::get),
         parent_session: fields.parent_session.map(RawValue::get),
         message: fields.message.map(RawValue::get),
+        usage: fields.usage.map(RawValue::get),
     };
     classify_fields(
         text,
@@ -383,6 +391,7 @@ struct FieldTexts<'a> {
     cwd: Option<&'a str>,
     parent_session: Option<&'a str>,
     message: Option<&'a str>,
+    usage: Option<&'a str>,
 }
 
 impl<'a> FieldTexts<'a> {
@@ -401,6 +410,7 @@ impl<'a> FieldTexts<'a> {
             cwd,
             parent_session,
             message,
+            usage,
         ] = fields;
         FieldTexts {
             kind,
@@ -415,6 +425,7 @@ impl<'a> FieldTexts<'a> {
             cwd,
             parent_session,
             message,
+            usage,
         }
     }
 }
@@ -478,6 +489,14 @@ fn classify_fields<'a>(
         (EntryKind::Message, Some(message)) => message_role_code(message),
         _ => 0,
     };
+    let (model_key, assistant_usage, tool_calls) = match fields.message.filter(|_| assistant) {
+        Some(message) => {
+            let (key, usage, content) = assistant_fields(message);
+            (key, Some(usage), usage::tool_calls(content))
+        }
+        None => (None, None, Some(0)),
+    };
+    let usage = usage_of(kind, role, &fields, assistant_usage);
     Line::Entry(EntryLine {
         kind,
         id: id.filter(|id| !id.is_empty()),
@@ -500,16 +519,61 @@ fn classify_fields<'a>(
             .message
             .filter(|message| message.starts_with('{'))
             .and_then(|message| span_in(text, message)),
-        model_key: fields.message.filter(|_| assistant).and_then(model_key),
+        model_key,
+        usage,
+        tool_calls,
     })
 }
 
-/// The `model_key` of an assistant message payload (valid JSON).
-fn model_key(message: &str) -> Option<Cow<'_, str>> {
-    let found = json_scan::scan(message, &["provider", "model"]).ok()?;
-    let [provider, model] = found.fields.map(|raw| raw.unwrap_or(""));
+/// What a line of `kind` adds to pi's usage totals (`format::usage`), from its raw fields;
+/// `assistant_usage` is an assistant message's usage field, when the message is one.
+fn usage_of(
+    kind: EntryKind,
+    role: u8,
+    fields: &FieldTexts<'_>,
+    assistant_usage: Option<Option<&str>>,
+) -> UsageOf {
+    match kind {
+        // pi reads `entry.message.role`: a missing or null message throws there.
+        EntryKind::Message if fields.message.is_none_or(|message| message == "null") => {
+            UsageOf::Unreadable
+        }
+        EntryKind::Message => match assistant_usage {
+            Some(raw) => usage::required(raw),
+            None if role == TOOL_RESULT => fields.message.map_or(UsageOf::Nothing, |message| {
+                usage::optional(
+                    json_scan::scan(message, &["usage"])
+                        .ok()
+                        .and_then(|found| found.fields[0]),
+                )
+            }),
+            None => UsageOf::Nothing,
+        },
+        EntryKind::Usage => usage::required(fields.usage),
+        EntryKind::Compaction | EntryKind::BranchSummary => usage::optional(fields.usage),
+        _ => UsageOf::Nothing,
+    }
+}
+
+/// The role code of a tool result.
+const TOOL_RESULT: u8 = 3;
+const _: () = assert!(matches!(
+    super::message::ROLES[TOOL_RESULT as usize - 1].as_bytes(),
+    b"toolResult"
+));
+
+/// The `model_key` of an assistant message payload (valid JSON), and its `usage` and
+/// `content` fields.
+fn assistant_fields(message: &str) -> (Option<Cow<'_, str>>, Option<&str>, Option<&str>) {
+    let Ok(found) = json_scan::scan(message, &["provider", "model", "usage", "content"]) else {
+        return (None, None, None);
+    };
+    let [provider, model, usage, content] = found.fields;
+    let [provider, model] = [provider, model].map(|raw| raw.unwrap_or(""));
     let scalar = |raw: &str| !raw.starts_with(['{', '[']);
-    (scalar(provider) && scalar(model)).then(|| Cow::Owned(format!("{provider}\n{model}")))
+    let key =
+        (scalar(provider) && scalar(model)).then(|| Cow::Owned(format!("{provider}\n{model}")));
+    (key, usage, content)
 }
 
 /// Where `part`, a slice of `text`, lies in it: (offset, length) in bytes.
@@ -608,6 +672,8 @@ struct Fields<'a> {
     parent_session: Option<&'a RawValue>,
     #[serde(borrow, default)]
     message: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
 }
 
 impl<'a> Fields<'a> {
@@ -628,6 +694,7 @@ impl<'a> Fields<'a> {
             cwd: get("cwd"),
             parent_session: get("parentSession"),
             message: get("message"),
+            usage: get("usage"),
         })
     }
 }

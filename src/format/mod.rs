@@ -8,6 +8,7 @@
 //!   and UTF-16 slices), and `pi_json.rs`, a line's values as `JSON.parse` gives them (the one
 //!   reading of a `context_edit` and of every payload the context, the search index and the
 //!   listing interpret).
+//! - `usage.rs`: what an entry adds to pi's usage totals, which the index's state keeps.
 //! - The index's values: `record.rs`, `page.rs` (record pages), `id_index.rs` (id pages) and
 //!   `seal.rs` (the checksum every stored value ends in); `decode_error.rs` below them.
 
@@ -27,6 +28,7 @@ pub mod record;
 pub mod seal;
 pub mod system_message;
 pub mod time;
+pub mod usage;
 pub mod write;
 
 /// The session format version treelog writes (pi's `CURRENT_SESSION_VERSION`).

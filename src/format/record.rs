@@ -6,6 +6,7 @@
 pub use super::decode_error::DecodeError;
 use super::line::{EntryKind, KIND_CODE_END};
 use super::seal::{SEAL_LEN, seal, unseal};
+use super::usage::{COUNTED_ROLES, USAGE_FIELDS, UsageTotals};
 
 /// "No entry" in a sequence-number field.
 pub const SEQ_NONE: u64 = u64::MAX;
@@ -14,7 +15,13 @@ pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
 /// Stored lengths of the `meta` values, each sealed (`format::seal`) under its key.
 pub const SNAPSHOT_LEN: usize = 128 + SEAL_LEN;
-pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8 + 8 * 3 + SEAL_LEN;
+pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8 + 8 * 3 + USAGE_LEN + SEAL_LEN;
+/// The stored usage totals (`State::usage`): five sums, the last assistant's three prompt
+/// fields, a flags word, the message counts by role and the tool calls.
+const USAGE_LEN: usize = 8 * (USAGE_FIELDS + 3 + 1 + COUNTED_ROLES + 1);
+const USAGE_HAS_LAST: u64 = 1;
+const USAGE_UNREADABLE: u64 = 2;
+const USAGE_TOOL_CALLS_UNREADABLE: u64 = 4;
 const META_DOMAIN: &[u8] = b"meta";
 
 /// One line of the log: a canonical entry (`kind` is `Some`) or an opaque record (`None`).
@@ -228,6 +235,8 @@ pub struct State {
     pub kind_counts: [u64; KIND_CODE_END],
     pub header_version: u32,
     pub header_recovered: bool,
+    /// pi's usage totals over every entry in file order (`format::usage`).
+    pub usage: UsageTotals,
 }
 
 /// How many keys the `children`, `labels` and `id-collisions` tables hold, stored in the state
@@ -305,6 +314,7 @@ impl Default for State {
             kind_counts: [0; KIND_CODE_END],
             header_version: crate::format::CURRENT_VERSION,
             header_recovered: false,
+            usage: UsageTotals::default(),
         }
     }
 }
@@ -332,6 +342,21 @@ impl State {
         out.extend_from_slice(&[0; 3]);
         for count in [counts.children, counts.labels, counts.id_collisions] {
             out.extend_from_slice(&count.to_le_bytes());
+        }
+        let usage = &self.usage;
+        let flag = |set: bool, bit: u64| if set { bit } else { 0 };
+        let flags = flag(usage.has_last, USAGE_HAS_LAST)
+            | flag(usage.unreadable, USAGE_UNREADABLE)
+            | flag(usage.tool_calls_unreadable, USAGE_TOOL_CALLS_UNREADABLE);
+        for value in usage
+            .sums
+            .iter()
+            .chain(&usage.last_prompt)
+            .chain([&flags])
+            .chain(&usage.messages_by_role)
+            .chain([&usage.tool_calls])
+        {
+            out.extend_from_slice(&value.to_le_bytes());
         }
         let out = seal(META_DOMAIN, b"state", out);
         debug_assert_eq!(out.len(), STATE_LEN);
@@ -373,6 +398,23 @@ impl State {
             labels: reader.u64(),
             id_collisions: reader.u64(),
         };
+        for sum in &mut state.usage.sums {
+            *sum = reader.u64();
+        }
+        for field in &mut state.usage.last_prompt {
+            *field = reader.u64();
+        }
+        let flags = reader.u64();
+        if flags & !(USAGE_HAS_LAST | USAGE_UNREADABLE | USAGE_TOOL_CALLS_UNREADABLE) != 0 {
+            return Err(DecodeError(format!("usage flags {flags:#x}")));
+        }
+        state.usage.has_last = flags & USAGE_HAS_LAST != 0;
+        state.usage.unreadable = flags & USAGE_UNREADABLE != 0;
+        state.usage.tool_calls_unreadable = flags & USAGE_TOOL_CALLS_UNREADABLE != 0;
+        for count in &mut state.usage.messages_by_role {
+            *count = reader.u64();
+        }
+        state.usage.tool_calls = reader.u64();
         Ok((state, counts))
     }
 }
@@ -523,12 +565,19 @@ mod tests {
             ..Snapshot::default()
         };
         assert_eq!(Snapshot::decode(&snapshot.encode()), Ok(snapshot));
-        let state = State {
+        let mut state = State {
             leaf_seq: 3,
             kind_counts: [1; KIND_CODE_END],
             header_recovered: true,
             ..State::default()
         };
+        state.usage.sums = [1.5f64, 2.0, 0.1, -0.0, 1e300].map(f64::to_bits);
+        state.usage.last_prompt = [3.0f64, 4.0, 5.0].map(f64::to_bits);
+        state.usage.has_last = true;
+        state.usage.unreadable = true;
+        state.usage.tool_calls_unreadable = true;
+        state.usage.messages_by_role = [7, 8, 9];
+        state.usage.tool_calls = 10;
         let counts = StoredCounts {
             children: 5,
             labels: 6,

@@ -343,6 +343,10 @@ impl Store {
         }
         self.state.entry_count += 1;
         self.state.kind_counts[entry.kind as usize] += 1;
+        self.state.usage.add(entry.usage, is_assistant);
+        if entry.kind == EntryKind::Message {
+            self.state.usage.count_message(entry.role, entry.tool_calls);
+        }
         // A child on the line after its parent is implied by its record (format-spec/index.md).
         if parent_seq == SEQ_NONE || parent_seq + 1 != seq {
             self.overlay

@@ -71,5 +71,7 @@ fn owned_entry(entry: EntryLine<'_>) -> EntryLine<'static> {
         name: entry.name.map(owned),
         message_span: entry.message_span,
         model_key: entry.model_key.map(owned),
+        usage: entry.usage,
+        tool_calls: entry.tool_calls,
     }
 }

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::format::json_scan;
 use crate::format::line::{EntryKind, json_str, json_text_str};
 use crate::format::record::{Record, SEQ_NONE};
+use crate::format::usage::UsageTotals;
 use crate::index::Store;
 use crate::line_reads::{self, LineTexts};
 use crate::storage::read_exact_at;
@@ -177,6 +178,20 @@ impl Session {
                 );
             }
             Ok((kept, out))
+        })
+    }
+
+    /// The sequence numbers of the path to `leaf_seq` from its nearest compaction
+    /// ancestor-or-self on, that compaction first and the leaf last; the whole path when it
+    /// holds no compaction. What pi's checks of context usage look at: every entry they look
+    /// for on a path (the latest compaction, the latest compaction or context edit, the entries
+    /// after them) lies there. Costs the entries returned; reads no line.
+    pub fn path_since_compaction(&self, leaf_seq: u64) -> Result<Vec<u64>> {
+        self.answering(|session| {
+            let store = session.store();
+            let compaction = store.existing_record(leaf_seq)?.compaction_seq;
+            let walked = store.ancestor_entries(leaf_seq, compaction)?;
+            Ok(walked.iter().rev().map(|entry| entry.seq).collect())
         })
     }
 
@@ -507,6 +522,31 @@ impl Session {
     /// `getEntryCount()`, without reading them.
     pub fn entry_count(&self) -> Result<u64> {
         Ok(self.store().state.entry_count)
+    }
+
+    /// The number of entries of `kind`: pi's `getEntries().filter((e) => e.type === kind)`'s
+    /// length, without reading them (for [`EntryKind::Other`], of every type this version does
+    /// not name).
+    pub fn entry_count_of_kind(&self, kind: EntryKind) -> Result<u64> {
+        Ok(self.store().state.kind_counts[kind as usize])
+    }
+
+    /// pi's usage totals over every entry in file order (its footer's sums), from the index's
+    /// state, without reading a line; `None` when an entry pi sums holds no usage of numbers
+    /// (format-spec/index.md, "usage totals"): pi's own loop then gives pi's answer.
+    pub fn usage_totals(&self) -> Result<Option<UsageTotals>> {
+        let totals = self.store().state.usage;
+        Ok((!totals.unreadable).then_some(totals))
+    }
+
+    /// pi's session statistics over every entry (`AgentSession.getSessionStats`): the usage
+    /// totals of [`Session::usage_totals`] with the `message` entries' count, their counts by
+    /// role and the assistants' tool calls; `None` when pi's own loop must answer.
+    pub fn session_stats(&self) -> Result<Option<(UsageTotals, u64)>> {
+        let state = &self.store().state;
+        let totals = state.usage;
+        Ok((!totals.unreadable && !totals.tool_calls_unreadable)
+            .then_some((totals, state.kind_counts[EntryKind::Message as usize])))
     }
 
     /// Whether `id` is taken by an entry or an opaque record of the session (pi's

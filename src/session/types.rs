@@ -238,12 +238,14 @@ pub(crate) enum Parent<'a> {
 }
 
 /// The message fields `Session::message_heads` reads: those pi's scans over many messages
-/// ask for (a role, a model, a stop reason), and the objects beside them.
-pub const MESSAGE_HEAD_KEYS: [&str; 14] = [
+/// ask for (a role, a model, the model that answered, a stop reason), and the objects beside
+/// them.
+pub const MESSAGE_HEAD_KEYS: [&str; 15] = [
     "role",
     "api",
     "provider",
     "model",
+    "responseModel",
     "stopReason",
     "timestamp",
     "toolCallId",

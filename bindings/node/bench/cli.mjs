@@ -1,7 +1,7 @@
-// npm run bench -- cli [--entries 1000,100000] [--runs N] [--modes print,rpc,tui,tree,resume] [--json]
+// npm run bench -- cli [--entries 1000,100000] [--runs N] [--modes print,rpc,tui,soak,tree,resume] [--prompts N] [--json]
 //
 // pi's own CLI as users run it (`pi`: pi 1.6.0's bundled bin, dist/bundle/cli.js) against
-// treelog-pi (bin/treelog-pi.mjs: the same pi's unbundled CLI on treelog's SessionManager), in
+// treelog-pi (bin/treelog-pi.mjs: the same pi's bundle on treelog's SessionManager), in
 // the same run, on the pi-written session of each size in --entries (bench/.data/pi16-N.jsonl,
 // written by measure.mjs `generate` when missing). Each side resumes its own copy (treelog's
 // with its index built first, not measured), answered by a fake OpenAI-compatible model on
@@ -10,7 +10,11 @@
 //   print   `-p "..." --session FILE`: from the start to the answer on stdout (and to the exit)
 //   rpc     `--mode rpc --session FILE`: from the start to the response to a get_state sent at once
 //   tui     the terminal UI under tmux (120x40), `--session FILE`: from the start until the
-//           editor and its footer are on the screen (polled every 20 ms)
+//           editor and its footer are on the screen (polled every 20 ms); then, in the same
+//           process, a prompt from its Enter to the answer on the screen below it, and
+//           `/session` from its Enter to its "Session Info" on the screen
+//   soak    treelog-pi only: the terminal UI, then --prompts (default 200) prompts one after
+//           another in the one process; its RSS after the first answer and after the last
 //   tree, resume  /tree and /resume's list in the terminal UI (bench/cli-tree.mjs)
 //   RSS     each process's peak RSS (GNU time's %M when /usr/bin/time exists, else VmHWM)
 //
@@ -35,11 +39,11 @@ const DATA = join(HERE, ".data");
 const SIDES = ["pi", "treelog-pi"];
 
 const argv = process.argv.slice(2).filter((arg, i) => !(i === 0 && arg === "cli"));
-const options = { entries: "1000,100000", runs: "5", modes: "print,rpc,tui", json: false };
+const options = { entries: "1000,100000", runs: "5", modes: "print,rpc,tui", prompts: "200", json: false };
 for (let i = 0; i < argv.length; i++) {
   const name = argv[i].replace(/^--/, "");
   if (!argv[i].startsWith("--") || !(name in options)) {
-    throw new Error(`unknown argument ${argv[i]} (--entries N,M --runs R --modes print,rpc,tui --json)`);
+    throw new Error(`unknown argument ${argv[i]} (--entries N,M --runs R --modes print,rpc,tui,soak --prompts N --json)`);
   }
   options[name] = name === "json" ? true : argv[++i];
 }
@@ -47,8 +51,10 @@ const sizes = options.entries.split(",").map(Number);
 const runs = Number(options.runs);
 const modes = options.modes.split(",");
 if (sizes.some((n) => !(n > 0)) || !(runs > 0)) throw new Error("--entries and --runs take positive numbers");
-if (modes.some((mode) => !["print", "rpc", "tui", ...TREE_MODES].includes(mode))) throw new Error("--modes: print, rpc, tui, tree, resume");
-if (modes.some((mode) => ["tui", ...TREE_MODES].includes(mode)) && !hasTmux()) throw new Error("the tui mode needs tmux (apt-get install tmux), or leave it out with --modes print,rpc");
+const prompts = Number(options.prompts);
+if (modes.some((mode) => !["print", "rpc", "tui", "soak", ...TREE_MODES].includes(mode))) throw new Error("--modes: print, rpc, tui, soak, tree, resume");
+if (!(prompts > 0)) throw new Error("--prompts takes a positive number");
+if (modes.some((mode) => ["tui", "soak", ...TREE_MODES].includes(mode)) && !hasTmux()) throw new Error("the tui, soak, tree and resume modes need tmux (apt-get install tmux), or leave them out with --modes print,rpc");
 
 const log = (line) => process.stderr.write(`${line}\n`);
 const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -81,6 +87,26 @@ function peakOf(rssFile, lastHwmKiB) {
     if (kib > 0) return kib / 1024;
   }
   return lastHwmKiB ? lastHwmKiB / 1024 : NaN;
+}
+
+/** The node process a tmux pane runs: the pane's own process, or its child under GNU time. */
+function nodeOf(panePid) {
+  try {
+    if (readFileSync(`/proc/${panePid}/comm`, "utf8").trim() !== "time") return panePid;
+    const children = readFileSync(`/proc/${panePid}/task/${panePid}/children`, "utf8").trim().split(/\s+/).map(Number);
+    return children[0] || panePid;
+  } catch {
+    return panePid;
+  }
+}
+
+/** VmRSS (MiB) of the process `pid` now (NaN when gone). */
+function rssOf(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+  } catch {
+    return NaN;
+  }
 }
 
 /** VmHWM (KiB) of the process `pid` now (0 when gone). */
@@ -150,24 +176,59 @@ async function measureOnce(mode, side, ctx) {
   const tui = startTmux({ dir: ctx.root, name: `bench${side.replace("-", "")}`, file: wrappedFile, args: wrappedArgs, cwd: ctx.project, env: ctx.tuiEnv });
   try {
     const ready = (screen) => screen.split("\n").some((line) => line.endsWith(MODEL.id) && line.includes("/"));
-    const deadline = performance.now() + 600_000;
-    let ms;
-    for (;;) {
-      if (ready(tui.capture())) {
-        ms = performance.now() - tui.started;
-        break;
+    /** Polls the screen every 20 ms from now until `accept`; the milliseconds from `since`. */
+    const until = async (accept, since, what) => {
+      const deadline = performance.now() + 600_000;
+      for (;;) {
+        if (accept(tui.capture())) return performance.now() - since;
+        if (tui.exitStatus() !== undefined || performance.now() > deadline) throw new Error(`${side} tui: no ${what}; the screen:\n${tui.capture()}`);
+        await sleep(20);
       }
-      if (tui.exitStatus() !== undefined || performance.now() > deadline) throw new Error(`${side} tui: no editor; the screen:\n${tui.capture()}`);
-      await sleep(20);
-    }
-    // Let the first screen settle, then quit as a user does (ctrl+d on an empty editor).
+    };
+    const ms = await until(ready, tui.started, "editor");
+    // Let the first screen settle before typing.
     await tui.waitFor(ready, { stableMs: 300, timeoutMs: 60_000 });
+    const result = { ms };
+    /** A prompt typed, then from its Enter until the answer shows below it (and the footer). */
+    const prompt = async (text) => {
+      tui.type(text);
+      await tui.waitFor((screen) => screen.includes(text), { stableMs: 0, pollMs: 10, what: `${side}'s typed prompt` });
+      const answered = (screen) => {
+        const lines = screen.split("\n");
+        const asked = lines.findLastIndex((line) => line.includes(text));
+        return asked >= 0 && lines.findLastIndex((line) => line.includes(ANSWER)) > asked && ready(screen);
+      };
+      const start = performance.now();
+      tui.press("Enter");
+      return until(answered, start, `answer to ${text}`);
+    };
+    if (mode === "tui") {
+      result.promptMs = await prompt("Say it once.");
+      await tui.waitFor(ready, { stableMs: 200, timeoutMs: 60_000 });
+      tui.type("/session");
+      await tui.waitFor((screen) => screen.includes("/session"), { stableMs: 100, what: `${side}'s /session typed` });
+      const start = performance.now();
+      tui.press("Enter");
+      result.sessionMs = await until((screen) => screen.includes("Session Info"), start, "/session");
+      await tui.waitFor(ready, { stableMs: 200, timeoutMs: 60_000 });
+    } else {
+      // soak: prompts one after another; the RSS after the first answer and after the last.
+      const node = nodeOf(tui.pid());
+      result.promptMs = [];
+      for (let n = 1; n <= prompts; n++) {
+        result.promptMs.push(await prompt(`Say it, number ${n}.`));
+        if (n === 1) result.firstRssMiB = rssOf(node);
+      }
+      await tui.waitFor(ready, { stableMs: 300, timeoutMs: 60_000 });
+      result.lastRssMiB = rssOf(node);
+    }
+    // Quit as a user does (ctrl+d on an empty editor).
     tui.press("C-d");
-    const until = performance.now() + 60_000;
-    while (tui.exitStatus() === undefined && performance.now() < until) await sleep(50);
+    const quitBy = performance.now() + 60_000;
+    while (tui.exitStatus() === undefined && performance.now() < quitBy) await sleep(50);
     if (tui.exitStatus() === undefined) throw new Error(`${side} tui: did not quit on ctrl+d`);
     for (let i = 0; i < 50 && TIME && !existsSync(rssFile); i++) await sleep(20);
-    return { ms, rssMiB: peakOf(rssFile, 0) };
+    return { ...result, rssMiB: peakOf(rssFile, 0) };
   } finally {
     tui.kill();
   }
@@ -199,6 +260,11 @@ try {
     if (built.code !== 0) throw new Error(`index build failed: ${built.stderr}`);
     results[entries].indexBuildMs = built.ms;
     for (const mode of modes) {
+      if (mode === "soak") {
+        log(`${entries} entries, soak: ${prompts} prompts in one treelog-pi ...`);
+        results[entries].soak = await measureOnce("soak", "treelog-pi", ctx);
+        continue;
+      }
       const samples = { pi: [], "treelog-pi": [] };
       for (const side of SIDES) {
         log(`${entries} entries, ${mode}: warm-up run of ${side} ...`);
@@ -211,9 +277,12 @@ try {
           samples[side].push(await measureOnce(mode, side, ctx));
         }
       }
+      const medianOf = (side, key) => (samples[side][0][key] === undefined ? undefined : median(samples[side].map((s) => s[key])));
       results[entries].modes[mode] = Object.fromEntries(SIDES.map((side) => [side, {
         ms: median(samples[side].map((s) => s.ms)),
-        exitMs: samples[side][0].exitMs === undefined ? undefined : median(samples[side].map((s) => s.exitMs)),
+        exitMs: medianOf(side, "exitMs"),
+        promptMs: medianOf(side, "promptMs"),
+        sessionMs: medianOf(side, "sessionMs"),
         rssMiB: Math.max(...samples[side].map((s) => s.rssMiB)),
         failed: samples[side].find((s) => s.failed)?.failed,
         listed: samples[side][0].listed,
@@ -240,7 +309,8 @@ const header = {
 function targets() {
   const out = [];
   const at = (entries, mode) => results[entries]?.modes[mode];
-  for (const mode of modes.filter((mode) => !TREE_MODES.includes(mode))) {
+  const label = (entries) => ({ 1000: "1k", 10000: "10k", 100000: "100k", 1000000: "1M" })[entries] ?? String(entries);
+  for (const mode of modes.filter((m) => m !== "tui" && m !== "soak" && !TREE_MODES.includes(m))) {
     const small = at(1000, mode);
     if (small) {
       const ratio = small["treelog-pi"].ms / small.pi.ms;
@@ -263,6 +333,34 @@ function targets() {
       }
     }
   }
+  // The terminal UI's: to the editor, a prompt to its answer, memory.
+  const small = at(1000, "tui");
+  if (small) {
+    const ratio = small["treelog-pi"].ms / small.pi.ms;
+    out.push({ what: "1k tui: to the editor no slower than pi", met: ratio <= 1, detail: `${small["treelog-pi"].ms.toFixed(0)} against ${small.pi.ms.toFixed(0)} ms (${ratio.toFixed(2)}x pi's time)` });
+  }
+  for (const [entries, ownMax, speedupMin] of [[100000, 1.3, 3], [1000000, 2, 12]]) {
+    const big = at(entries, "tui");
+    if (!big) continue;
+    const mine = big["treelog-pi"];
+    if (small) {
+      const own = mine.ms / small["treelog-pi"].ms;
+      out.push({ what: `${label(entries)} tui: to the editor within ${ownMax}x of treelog-pi's own 1k`, met: own <= ownMax, detail: `${mine.ms.toFixed(0)} ms, ${own.toFixed(2)}x` });
+      const prompt = mine.promptMs / small["treelog-pi"].promptMs;
+      out.push({ what: `${label(entries)} tui: a prompt to the answer within 1.5x of the 1k figure`, met: prompt <= 1.5, detail: `${mine.promptMs.toFixed(0)} against ${small["treelog-pi"].promptMs.toFixed(0)} ms, ${prompt.toFixed(2)}x` });
+    }
+    const speedup = big.pi.ms / mine.ms;
+    out.push({ what: `${label(entries)} tui: to the editor at least ${speedupMin}x faster than pi`, met: speedup >= speedupMin, detail: `${speedup.toFixed(2)}x` });
+    if (entries === 1000000) {
+      const memory = mine.rssMiB / big.pi.rssMiB;
+      out.push({ what: "1M tui: peak RSS at most 30% of pi's", met: memory <= 0.3, detail: `${mine.rssMiB.toFixed(0)} against ${big.pi.rssMiB.toFixed(0)} MiB, ${(memory * 100).toFixed(0)}%` });
+    }
+  }
+  const soak = results[100000]?.soak;
+  if (soak) {
+    const growth = soak.lastRssMiB - soak.firstRssMiB;
+    out.push({ what: `100k soak: after ${soak.promptMs.length} prompts, RSS at most 64 MiB above the first's`, met: growth <= 64, detail: `${soak.firstRssMiB.toFixed(0)} -> ${soak.lastRssMiB.toFixed(0)} MiB (+${growth.toFixed(0)})` });
+  }
   out.push(...treeTargets(results, modes));
   return out;
 }
@@ -280,9 +378,10 @@ if (options.json) {
     print: "print: to the answer (ms)", rpc: "rpc: to get_state (ms)", tui: "tui: to the editor (ms)",
     tree: "tui: /tree drawn (ms)", resume: "tui: /resume list (ms)",
   };
-  for (const [entries, { bytes, indexBuildMs, modes: measured }] of Object.entries(results)) {
+  if (modes.includes("tui")) console.log("the machine may be shared and noisy: compare the two sides of one run, not runs of different days");
+  for (const [entries, { bytes, indexBuildMs, modes: measured, soak }] of Object.entries(results)) {
     console.log(`\n${Number(entries).toLocaleString("en")} entries (pi16-${entries}.jsonl, ${(bytes / 2 ** 20).toFixed(1)} MiB; treelog's index built first in ${fixed(indexBuildMs)} ms, not counted)`);
-    const widths = [30, 10, 11, 11];
+    const widths = [36, 10, 11, 11];
     console.log(row(["", "pi", "treelog-pi", "pi/treelog"], widths), "  (above 1x: treelog-pi is faster)");
     for (const [mode, sides] of Object.entries(measured)) {
       const [a, b] = [sides.pi, sides["treelog-pi"]];
@@ -290,7 +389,13 @@ if (options.json) {
       for (const [side, sample] of [["pi", a], ["treelog-pi", b]]) if (sample.failed) console.log(`  ${mode}: ${side} ${sample.failed} (its time is the time it failed at)`);
       if (a.listed !== undefined) console.log(`  ${mode}: sessions listed: pi ${a.listed}, treelog-pi ${b.listed}`);
       if (a.exitMs !== undefined) console.log(row([`  ${mode}: to the exit (ms)`, fixed(a.exitMs), fixed(b.exitMs), `${(a.exitMs / b.exitMs).toFixed(2)}x`], widths));
+      if (a.promptMs !== undefined) console.log(row([`  ${mode}: a prompt to the answer (ms)`, fixed(a.promptMs), fixed(b.promptMs), `${(a.promptMs / b.promptMs).toFixed(2)}x`], widths));
+      if (a.sessionMs !== undefined) console.log(row([`  ${mode}: /session drawn (ms)`, fixed(a.sessionMs), fixed(b.sessionMs), `${(a.sessionMs / b.sessionMs).toFixed(2)}x`], widths));
       console.log(row([`  ${mode}: peak RSS (MiB)`, fixed(a.rssMiB), fixed(b.rssMiB), `${(a.rssMiB / b.rssMiB).toFixed(2)}x`], widths));
+    }
+    if (soak) {
+      const ms = soak.promptMs;
+      console.log(`soak, treelog-pi: ${ms.length} prompts in one process, each to its answer: first ${fixed(ms[0])} ms, median ${fixed(median(ms))} ms, last ${fixed(ms.at(-1))} ms; RSS ${fixed(soak.firstRssMiB)} MiB after the first, ${fixed(soak.lastRssMiB)} MiB after the last, peak ${fixed(soak.rssMiB)} MiB`);
     }
   }
   const list = targets();

@@ -10,9 +10,8 @@ import { homedir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
+import { applyReplacements } from "./replacements.mjs";
 import { openResolveCache } from "./resolve-cache.mjs";
-import * as resumeList from "./replacements/resume-list.mjs";
-import * as treeView from "./replacements/tree-view.mjs";
 
 export const PI_PACKAGE = "@earendil-works/pi-coding-agent";
 /** The pi releases whose internals treelog's module has been checked against (test/cli.test.mjs). */
@@ -242,8 +241,9 @@ export function findBundledSessionManager(piRoot) {
  * to the name the whole bundle uses; pi's class stays, unused, under another name. Needs
  * module.registerHooks (Node >= 22.15 / 23.5): false without it (the caller runs the
  * unbundled CLI). The resolve cache (resolve-cache.mjs) serves the bundle's imports too.
+ * The same load applies the replacements of pi's whole-history loops (replacements.mjs).
  */
-export function patchBundledSessionManager(piRoot, found, { env = process.env, version = "" } = {}) {
+export function patchBundledSessionManager(piRoot, found, { env = process.env, version = "", program = "treelog-pi" } = {}) {
   if (!syncHooks(env)) return false;
   const chunkUrl = pathToFileURL(found.chunk).href;
   const prelude = `import{SessionManager as __treelogSessionManager}from${JSON.stringify(TREELOG_MODULE.href)};`;
@@ -252,14 +252,13 @@ export function patchBundledSessionManager(piRoot, found, { env = process.env, v
     load(url, context, nextLoad) {
       const loaded = nextLoad(url, context);
       if (url !== chunkUrl) return loaded;
-      const source = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8");
-      // The chunk opens with its imports (no shebang): one more import goes first.
-      let patched = prelude + source.replace(BUNDLED_CLASS, BUNDLED_CLASS_REPLACED);
-      for (const [replacement, file, binding] of [[treeView, "tree-view.mjs", "__treelog_treeView"], [resumeList, "resume-list.mjs", "__treelog_resumeList"]]) {
-        const next = replacement.patch(patched);
-        if (next) patched = `import{run as ${binding}}from${JSON.stringify(new URL(`./replacements/${file}`, import.meta.url).href)};${next}`;
-      }
-      return { ...loaded, source: patched };
+      const text = typeof loaded.source === "string" ? loaded.source : Buffer.from(loaded.source).toString("utf8");
+      // pi's whole-history loops that the index answers (hook/replacements.mjs), each off with
+      // a line on stderr when this pi's bundle does not hold it.
+      const replaced = applyReplacements(text.replace(BUNDLED_CLASS, BUNDLED_CLASS_REPLACED), { version, env });
+      for (const line of replaced.off) process.stderr.write(`${program}: ${line}\n`);
+      // The chunk opens with its imports (no shebang): more imports go first.
+      return { ...loaded, source: prelude + replaced.prelude + replaced.source };
     },
   });
   return true;

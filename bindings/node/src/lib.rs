@@ -552,6 +552,64 @@ impl NativeSession {
         self.query(|session| Ok(session.entry_count()? as f64))
     }
 
+    /// How many entries of type `kind` the session holds, from the index's count per kind
+    /// (no line is read); null for a type the index counts only among "any other type".
+    #[napi]
+    pub fn kind_count(&mut self, kind: String) -> Result<Option<f64>> {
+        let kind = EntryKind::from_type_str(&kind);
+        if kind == EntryKind::Other {
+            return Ok(None);
+        }
+        self.query(|session| Ok(Some(session.entry_count_of_kind(kind)? as f64)))
+    }
+
+    /// pi's usage totals over every entry (`Session::usage_totals`): the sums of `input`,
+    /// `output`, `cacheRead`, `cacheWrite` and `cost.total`, then the last assistant
+    /// message's `input`, `cacheRead`, `cacheWrite` and 1 (0 and zeros without one); null
+    /// when pi's own loop must answer.
+    #[napi]
+    pub fn usage_totals(&mut self) -> Result<Option<Vec<f64>>> {
+        self.query(|session| {
+            Ok(session.usage_totals()?.map(|totals| {
+                let mut out = totals.values().to_vec();
+                out.extend(totals.last_prompt.map(f64::from_bits));
+                out.push(if totals.has_last { 1.0 } else { 0.0 });
+                out
+            }))
+        })
+    }
+
+    /// pi's session statistics (`Session::session_stats`): the user, assistant and tool
+    /// result messages, all messages, the tool calls, then the five usage sums; null when
+    /// pi's own loop must answer.
+    #[napi]
+    pub fn session_stats(&mut self) -> Result<Option<Vec<f64>>> {
+        self.query(|session| {
+            Ok(session.session_stats()?.map(|(totals, messages)| {
+                let mut out: Vec<f64> = totals.messages_by_role.map(|n| n as f64).to_vec();
+                out.push(messages as f64);
+                out.push(totals.tool_calls as f64);
+                out.extend(totals.values());
+                out
+            }))
+        })
+    }
+
+    /// The sequence numbers of the path to the handle's leaf from its nearest compaction on
+    /// (`Session::path_since_compaction`); empty without a leaf.
+    #[napi]
+    pub fn path_since_compaction_seqs(&mut self) -> Result<Uint32Array> {
+        self.query(|session| match session.leaf_seq() {
+            None => Ok(Vec::new()),
+            Some(leaf) => session
+                .path_since_compaction(leaf)?
+                .into_iter()
+                .map(|seq| seq32(session, seq))
+                .collect(),
+        })
+        .map(Uint32Array::from)
+    }
+
     /// Every entry line in file order, each ending in `\n`: one sequential read of the log,
     /// each line checked against the index (`Session::entry_lines_jsonl`). JS parses it line by
     /// line (`getEntries`, `loadEntriesFromFile`) or copies it (a fork).

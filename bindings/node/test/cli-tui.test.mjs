@@ -1,6 +1,9 @@
 // pi's terminal UI on treelog (treelog-pi) against pi's own bundled bin, under tmux at 120x40:
 // resume a pi-written session of 1,000 entries (and of 100,000 with TREELOG_TEST_BIG=1, as CI
-// runs it), send a prompt (answered by the fake model on 127.0.0.1), open /tree, quit. Each step waits for the screen to settle; the screens of the
+// runs it), send a prompt (answered by the fake model on 127.0.0.1), show /session, open /tree,
+// quit. The footer (usage totals) is on every screen, and the resume's "Session compacted N
+// times" on the first; treelog-pi runs its replacements of pi's whole-history loops
+// (hook/replacements.mjs). Each step waits for the screen to settle; the screens of the
 // two sides must be equal once times, ids and the sides' own paths are normalised, and so
 // must the turn each appended to its copy of the session.
 //
@@ -75,6 +78,10 @@ test(`the terminal UI under tmux on ${entries.toLocaleString("en")} entries: res
       await tui.waitFor((screen) => screen.includes("Hello from tmux"), { what: `${side}'s typed prompt` });
       tui.press("Enter");
       shots.push(await tui.waitFor((screen) => screen.includes(ANSWER) && footer(screen), { what: `${side}'s answer`, stableMs: 800 }));
+      tui.type("/session");
+      await tui.waitFor((screen) => screen.includes("/session"), { what: `${side}'s /session typed` });
+      tui.press("Enter");
+      shots.push(await tui.waitFor((screen) => screen.includes("Session Info") && footer(screen), { what: `${side}'s /session`, stableMs: 800 }));
       tui.type("/tree");
       await tui.waitFor((screen) => screen.includes("/tree"), { what: `${side}'s /tree typed` });
       tui.press("Enter");
@@ -94,7 +101,7 @@ test(`the terminal UI under tmux on ${entries.toLocaleString("en")} entries: res
   const [byPi, byTreelog] = [screens.pi, screens["treelog-pi"]];
   assert.equal(byPi.status, 0, "pi quit with exit 0 on ctrl+d");
   assert.equal(byTreelog.status, byPi.status, "treelog-pi's exit status");
-  ["after the resume", "after the prompt", "in /tree"].forEach((step, i) => {
+  ["after the resume", "after the prompt", "after /session", "in /tree"].forEach((step, i) => {
     assert.equal(byTreelog.shots[i], byPi.shots[i], `the screen ${step}`);
   });
   // The turns on disk, and pi's reopen of treelog-pi's file.

@@ -16,7 +16,7 @@ use crate::index::fast_map::FastMap;
 
 /// Bumped whenever a table or a layout changes, or the rules that derive records from lines
 /// (format-spec/index.md §6); an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// The rebuild reason ([`IndexState::Rebuilt`](super::IndexState::Rebuilt)) of an index of
 /// another schema version.
