@@ -1,11 +1,9 @@
 //! Session directories: where sessions live, finding the most recent one, and atomic file
 //! replacement.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::storage::sync_parent_dir;
 
 /// The most recently modified `*.jsonl` file in `dir` whose header is a session header (and,
 /// with `cwd`, names that cwd). Reads each candidate's first line only, however long.
@@ -44,7 +42,7 @@ pub fn most_recent(dir: &Path, cwd: Option<&str>) -> Result<Option<PathBuf>> {
 /// The parsed first line of a log, if it is a session header.
 pub fn read_header(path: &Path) -> Option<crate::session::header::Header> {
     use std::io::{BufRead, Read};
-    let file = std::fs::File::open(path).ok()?;
+    let file = crate::fs_safe::open_regular(path, std::fs::OpenOptions::new().read(true)).ok()?;
     let mut reader = std::io::BufReader::new(file).take(crate::limits::LINE_LEN_MAX as u64);
     let mut line = Vec::new();
     reader.read_until(b'\n', &mut line).ok()?;
@@ -63,24 +61,24 @@ pub fn read_header(path: &Path) -> Option<crate::session::header::Header> {
     }
 }
 
-/// Replaces (or creates) `path` with `bytes` atomically: a temporary file in the same
-/// directory, fsync, rename, fsync of the directory. A crash leaves either the old file or the
-/// new one, never a mix.
+/// Replaces (or creates) `path` with `bytes` atomically, at the end of its links and keeping
+/// its mode and owner ([`crate::fs_safe::replace_file_keeping`]): a temporary file in the
+/// same directory, fsync, rename, fsync of the directory. A crash leaves either the old file or
+/// the new one, never a mix; the temporary files killed writers left are removed first.
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let file_name = path
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)?;
-        sync_parent_dir(path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    result.map_err(|e| Error::io(path, "replace the file", e))
+    let replaced = crate::fs_safe::resolve_links(path).and_then(|target| {
+        if let (Some(dir), Some(name)) = (target.parent(), target.file_name()) {
+            let prefix = format!(".{}{}", name.to_string_lossy(), crate::fs_safe::TMP_INFIX);
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            crate::fs_safe::remove_leftovers(dir, |entry| {
+                crate::fs_safe::pid_after(entry, &prefix)
+            });
+        }
+        crate::fs_safe::replace_file_keeping(&target, bytes)
+    });
+    replaced.map_err(|e| Error::io(path, "replace the file", e))
 }

@@ -26,6 +26,7 @@ mod error;
 /// fuzzer and the Node binding's internals, not part of the API users build on.
 #[doc(hidden)]
 pub mod format;
+pub mod fs_safe;
 mod index;
 pub mod limits;
 mod line_reads;

@@ -93,7 +93,7 @@ pub fn repair_file_with(
             return Ok(Outcome { plan, backup: None });
         }
         let backup = backup_path(path);
-        std::fs::copy(path, &backup).map_err(|e| Error::io(&backup, "write the backup", e))?;
+        write_backup(path, &backup).map_err(|e| Error::io(&backup, "write the backup", e))?;
         let now_len = std::fs::metadata(path)
             .map_err(|e| Error::io(path, "look at the log", e))?
             .len();
@@ -133,11 +133,22 @@ fn backup_path(path: &Path) -> PathBuf {
     let base = format!("{}.bak-{seconds}", path.display());
     let mut candidate = PathBuf::from(&base);
     let mut suffix = 1;
-    while candidate.exists() {
+    // A link counts as taken, whether or not it leads anywhere.
+    while std::fs::symlink_metadata(&candidate).is_ok() {
         candidate = PathBuf::from(format!("{base}-{suffix}"));
         suffix += 1;
     }
     candidate
+}
+
+/// Copies the log at `path` to the new file `backup`, created exclusively (never through a
+/// link) with the log's mode.
+fn write_backup(path: &Path, backup: &Path) -> std::io::Result<()> {
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(path)?.permissions());
+    let mut from = std::fs::File::open(path)?;
+    let mut to = crate::fs_safe::create_new_file(backup, mode & 0o777)?;
+    std::io::copy(&mut from, &mut to)?;
+    to.sync_all()
 }
 
 /// One line of the log being repaired.

@@ -7,6 +7,8 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::fs_safe::open_regular;
+
 /// Identity and change times of the log file, used to notice a file replaced or rewritten
 /// behind the index's back.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,17 +120,20 @@ pub struct FileStorage {
     /// Unset while no file exists; set by the first append, or by the first read after
     /// another process created the file.
     file: OnceLock<File>,
-    /// Set when `file` could only be opened for reading (this user may not write the log):
-    /// `append` then opens it for appending again, and returns that open's error (permission
-    /// denied) instead of writing to a read-only descriptor ("bad file descriptor").
+    /// Set while `file` is opened for reading only, as every log is until its first append
+    /// (so that a log on a read-only file system, or that this user may not write, is read):
+    /// `lock` and `append` then open it for appending, and return that open's error
+    /// (permission denied, read-only file system) instead of writing to a read-only
+    /// descriptor ("bad file descriptor").
     read_only: OnceLock<()>,
     /// Whether the file was created by this handle and its directory entry still needs an fsync.
     created_unsynced: bool,
 }
 
 impl FileStorage {
-    /// Opens an existing log for reading and appending, or, when none exists, a handle that
-    /// creates the file at its first append.
+    /// Opens an existing log for reading, or, when none exists, a handle that creates the file
+    /// at its first append. Only a regular file is a log: a FIFO, a device or a socket is
+    /// refused without blocking ([`crate::fs_safe::open_regular`]).
     pub fn open(path: &Path) -> io::Result<FileStorage> {
         let storage = FileStorage {
             path: path.to_path_buf(),
@@ -141,24 +146,20 @@ impl FileStorage {
     }
 
     /// The file opened for appending: created if it does not exist, opened again for appending
-    /// if it was opened for reading only (which fails, permission denied, unless the
-    /// permissions changed since). Called by `lock` first, so that the file it locks is the
-    /// one appends write to.
+    /// if it was opened for reading only (which fails when this user may not write it, or its
+    /// file system is read-only). Called by `lock` first, so that the file it locks is the one
+    /// appends write to.
     fn file_for_append(&mut self) -> io::Result<&mut File> {
         if self.read_only.get().is_some() {
-            let file = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .open(&self.path)?;
+            let file = open_regular(&self.path, OpenOptions::new().read(true).append(true))?;
             self.file = OnceLock::from(file);
             self.read_only = OnceLock::new();
         }
         if self.existing_file()?.is_none() {
-            let file = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create(true)
-                .open(&self.path)?;
+            let file = open_regular(
+                &self.path,
+                OpenOptions::new().read(true).append(true).create(true),
+            )?;
             let _ = self.file.set(file);
             self.created_unsynced = true;
         }
@@ -170,17 +171,12 @@ impl FileStorage {
         if let Some(file) = self.file.get() {
             return Ok(Some(file));
         }
-        let file = match OpenOptions::new().read(true).append(true).open(&self.path) {
+        let file = match open_regular(&self.path, OpenOptions::new().read(true)) {
             Ok(file) => file,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            // A read-only log is still readable; `append` reports why it cannot write.
-            Err(error) if error.kind() == io::ErrorKind::PermissionDenied => {
-                let file = File::open(&self.path)?;
-                let _ = self.read_only.set(());
-                file
-            }
             Err(error) => return Err(error),
         };
+        let _ = self.read_only.set(());
         let _ = self.file.set(file);
         Ok(self.file.get())
     }

@@ -346,7 +346,8 @@ pub fn summarize_file(path: &Path, texts: Texts) -> Result<Summary> {
             source,
         }
     };
-    let file = std::fs::File::open(path).map_err(io("open"))?;
+    let file = crate::fs_safe::open_regular(path, std::fs::OpenOptions::new().read(true))
+        .map_err(io("open"))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut builder = SummaryBuilder::new(texts);
     let mut line = Vec::new();

@@ -1,15 +1,16 @@
 //! `treelog verify` for a log on an object store: the segments listed and checked (layout,
-//! lengths), the log's bytes checked as a local log is (read into a temporary directory with
-//! a throwaway index there), and the cached index checked against the log on the store.
+//! lengths), the log's bytes checked as a local log is (read into a private temporary
+//! directory with a throwaway index there, [`PrivateTempDir`]), and the cached index checked
+//! against the log on the store.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::address::S3Address;
 use super::error::{ObjectStoreError, Result};
 use super::remote::{Remote, connect};
 use super::transfer::{open_session_on, verify_layout_into};
+use crate::fs_safe::PrivateTempDir;
 use crate::verify::{Problem, ProblemKind, Report, verify_log_with};
 use crate::{IndexState, SessionOptions, Verify};
 
@@ -29,13 +30,17 @@ pub fn verify_on(
     full: bool,
     options: &SessionOptions,
 ) -> Result<Report> {
-    let dir = temp_dir();
+    let temp = PrivateTempDir::new("s3-verify").map_err(|source| ObjectStoreError::Io {
+        path: std::env::temp_dir(),
+        operation: "create a temporary directory",
+        source,
+    })?;
+    let dir = temp.path().to_path_buf();
     let io = |operation: &'static str, source| ObjectStoreError::Io {
         path: dir.clone(),
         operation,
         source,
     };
-    std::fs::create_dir_all(&dir).map_err(|e| io("create a temporary directory", e))?;
     let file_name = address.key.rsplit('/').next().unwrap_or("log.jsonl");
     let local = dir.join(file_name);
     let checked = std::fs::File::create(&local)
@@ -54,7 +59,7 @@ pub fn verify_on(
             };
             Ok(verify_log_with(&local, full, &local_options)?)
         });
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(temp);
     let mut report = checked?;
     let session = open_session_on(
         remote,
@@ -93,15 +98,4 @@ pub fn verify_on(
     }
     report.index_state = index_state;
     Ok(report)
-}
-
-/// A directory of this process's own under the system's temporary directory.
-fn temp_dir() -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    std::env::temp_dir().join(format!(
-        "treelog-s3-verify-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ))
 }

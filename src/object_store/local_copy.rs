@@ -30,6 +30,10 @@ use super::storage::SegmentStorage;
 /// What the record's file name adds to the copy's.
 pub const COPY_RECORD_SUFFIX: &str = ".segments.json";
 
+/// The mode of a copy and its record: a log on a store is not a local file whose permissions
+/// could be followed, so only this user reads its copy.
+const COPY_FILE_MODE: u32 = 0o600;
+
 /// Bytes read from the store (and from the copy, to compare) at a time.
 const CHUNK_BYTES: usize = 4 << 20;
 
@@ -263,7 +267,9 @@ fn write_record(
     let path = copy_record_path(copy);
     let text = serde_json::to_vec(&record).map_err(|error| local(&path, "write", error.into()))?;
     let partial = partial_path(&path);
-    fs::write(&partial, text).map_err(|error| local(&partial, "write the copy's record", error))?;
+    crate::fs_safe::create_own_file(&partial, COPY_FILE_MODE)
+        .and_then(|mut file| file.write_all(&text))
+        .map_err(|error| local(&partial, "write the copy's record", error))?;
     fs::rename(&partial, &path).map_err(|error| local(&path, "write the copy's record", error))
 }
 
@@ -348,8 +354,8 @@ fn replace(storage: &SegmentStorage, end: u64, copy: &Path) -> Result<u64> {
     }
     let partial = partial_path(copy);
     let written = (|| {
-        let mut file =
-            File::create(&partial).map_err(|error| local(&partial, "write the copy", error))?;
+        let mut file = crate::fs_safe::create_own_file(&partial, COPY_FILE_MODE)
+            .map_err(|error| local(&partial, "write the copy", error))?;
         read_log(storage, 0, end, |piece| {
             file.write_all(piece)
                 .map_err(|error| local(&partial, "write the copy", error))?;

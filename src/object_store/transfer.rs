@@ -361,9 +361,13 @@ pub fn pull_on(
     let file_name = file
         .file_name()
         .map_or_else(|| "log".into(), |name| name.to_string_lossy().into_owned());
-    let temp = dir.join(format!(".{file_name}.pull-{}", std::process::id()));
+    let prefix = format!(".{file_name}.pull-");
+    crate::fs_safe::remove_leftovers(&dir, |name| crate::fs_safe::pid_after(name, &prefix));
+    let temp = dir.join(format!("{prefix}{}", std::process::id()));
     let written = (|| {
-        let out = std::fs::File::create(&temp).map_err(io("write the pulled log", &temp))?;
+        // Never through a link; a copy of a log on a store is this user's only.
+        let out = crate::fs_safe::create_own_file(&temp, 0o600)
+            .map_err(io("write the pulled log", &temp))?;
         let mut out = std::io::BufWriter::with_capacity(STREAM_BYTES, out);
         let hash = stream(&storage, len_bytes, |_, chunk| {
             out.write_all(chunk)

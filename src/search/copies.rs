@@ -8,6 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::error::SearchError;
+use crate::fs_safe::PrivateTempDir;
 
 /// One folder of copies to search, and how its hits are named.
 pub(crate) struct Prepared {
@@ -24,24 +25,15 @@ pub(crate) struct Prepared {
 /// them, deleted when this is dropped, and the lock (if any) held on the copies until then.
 pub(crate) struct Materialized {
     pub(crate) searches: Vec<Prepared>,
-    pub(crate) temporary: Option<PathBuf>,
+    pub(crate) temporary: Option<PrivateTempDir>,
     pub(crate) lock: Option<fs::File>,
 }
 
-impl Drop for Materialized {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.temporary {
-            let _ = fs::remove_dir_all(dir);
-        }
-    }
-}
-
-/// A fresh temporary folder's path for copies of `kind` (not created yet).
-pub(crate) fn temporary_dir(kind: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    std::env::temp_dir().join(format!("treelog-{kind}-{}-{nanos}", std::process::id()))
+/// A fresh private temporary folder for copies of `kind` ([`PrivateTempDir`]: 0700, an
+/// unpredictable name, removed when dropped or on a signal).
+pub(crate) fn temporary_dir(kind: &str) -> Result<PrivateTempDir, SearchError> {
+    PrivateTempDir::new(kind)
+        .map_err(|error| SearchError::io(std::env::temp_dir(), "create a temporary folder", error))
 }
 
 /// `folder` joined with the `/`-separated `key`, as a directory search names the log `key`;

@@ -4,6 +4,7 @@
 
 use std::fs::{self, Metadata};
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -22,6 +23,8 @@ pub struct FoundLog {
     pub size_bytes: u64,
     /// Modification time in ns since the Unix epoch (0 when the system cannot tell).
     pub modified_ns: u128,
+    /// Its permission bits: the search index holds its text, and is no more readable.
+    pub mode: u32,
 }
 
 /// The logs under `dir`, sorted by key. A subdirectory that cannot be read is an error: a
@@ -65,6 +68,7 @@ pub fn logs_under(dir: &Path) -> Result<Vec<FoundLog>, SearchError> {
                     path: entry.path(),
                     size_bytes: metadata.len(),
                     modified_ns: modified_ns(&metadata),
+                    mode: metadata.mode() & 0o7777,
                 }),
                 Ok(_) => {}
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {}
@@ -90,6 +94,7 @@ pub fn log_at(path: &Path, key: String) -> Result<FoundLog, SearchError> {
         path: path.to_path_buf(),
         size_bytes: metadata.len(),
         modified_ns: modified_ns(&metadata),
+        mode: metadata.mode() & 0o7777,
     })
 }
 

@@ -204,6 +204,9 @@ fn target(path: &Path) -> Result<Target, SearchError> {
             base: path.to_path_buf(),
         });
     }
+    // A FIFO, a device or a socket is not a log: refused without being opened.
+    crate::fs_safe::check_regular(&metadata)
+        .map_err(|error| SearchError::io(path, "open", error))?;
     let key = path
         .file_name()
         .and_then(|name| name.to_str())
@@ -439,6 +442,11 @@ fn with_store<T>(
             merge_fully,
             progress,
         )?;
+        // The index holds the text of every log: it is no more readable than the least
+        // readable one (private when there is none).
+        let shared_bits = logs.iter().map(|log| log.mode).reduce(|a, b| a & b);
+        let mode = shared_bits.map_or(0o600, crate::fs_safe::mode_for_derived_bits);
+        store.fit_modes(mode, target.only_key.is_none())?;
         Ok((then(store)?, counts))
     };
     match guarded(&store.dir.clone(), || attempt(&mut store)) {

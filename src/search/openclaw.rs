@@ -20,9 +20,10 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::fs_safe;
 use crate::openclaw::{self, AgentDb, OpenClawError, Scope};
 
 use super::copies::{Materialized, Prepared, remove_if_present, temporary_dir};
@@ -111,8 +112,8 @@ fn prepare_scope(
         if index_write {
             (root, None, true)
         } else {
-            let dir = temporary_dir("openclaw");
-            (dir.clone(), Some(dir), false)
+            let dir = temporary_dir("openclaw")?;
+            (dir.path().to_path_buf(), Some(dir), false)
         }
     } else {
         (root, None, false)
@@ -214,8 +215,10 @@ fn stale_copies(folder: &Path, sessions: &[SessionLines]) -> io::Result<Vec<Path
 
 /// Brings the copies in `folder` to the sessions' lines (module doc).
 fn update_copies(folder: &Path, sessions: &[SessionLines], one: bool) -> Result<(), SearchError> {
-    fs::create_dir_all(folder)
+    // The copies of a database are not local files of their own: 0600 in a 0700 folder.
+    fs_safe::create_owned_dir(folder, 0o700)
         .map_err(|error| SearchError::io(folder, "create the cache folder", error))?;
+    fs_safe::remove_leftovers(folder, fs_safe::partial_pid);
     let mut rebuild = false;
     for session in sessions {
         let file = folder.join(file_name(&session.id));
@@ -261,7 +264,8 @@ fn update_copy(file: &Path, bytes: &[u8]) -> Result<bool, SearchError> {
     let mut partial = file.as_os_str().to_owned();
     partial.push(format!(".{}.partial", std::process::id()));
     let partial = PathBuf::from(partial);
-    fs::write(&partial, bytes)
+    fs_safe::create_own_file(&partial, 0o600)
+        .and_then(|mut file| file.write_all(bytes))
         .map_err(|error| SearchError::io(&partial, "write the cached copy", error))?;
     fs::rename(&partial, file)
         .map_err(|error| SearchError::io(file, "write the cached copy", error))?;

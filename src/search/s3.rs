@@ -230,8 +230,9 @@ fn prepare_scope(
     if index_write {
         update_copies(&plan, &plan.folder)?;
     } else if !copies_current(&plan)? {
-        let temporary = temporary_dir("s3");
-        materialized.temporary = Some(temporary.clone());
+        let temporary_dir = temporary_dir("s3")?;
+        let temporary = temporary_dir.path().to_path_buf();
+        materialized.temporary = Some(temporary_dir);
         seed_copies(&plan, &temporary)?;
         update_copies(&plan, &temporary)?;
         let searched = if plan.whole_folder {
@@ -257,7 +258,8 @@ fn prepare_scope(
 /// Creates the cache folder if needed and takes its lock (waiting for another search to
 /// finish with it).
 fn lock(folder: &Path) -> Result<File, SearchError> {
-    fs::create_dir_all(folder)
+    // Copies of logs on a store are not local files of their own: 0600 in a 0700 folder.
+    crate::fs_safe::create_owned_dir(folder, 0o700)
         .map_err(|error| SearchError::io(folder, "create the cache folder", error))?;
     let path = folder.join(LOCK_FILE_NAME);
     let file = OpenOptions::new()
@@ -268,6 +270,7 @@ fn lock(folder: &Path) -> Result<File, SearchError> {
         .map_err(|error| SearchError::io(&path, "open", error))?;
     file.lock()
         .map_err(|error| SearchError::io(&path, "lock the cache folder", error))?;
+    crate::fs_safe::remove_leftovers(folder, crate::fs_safe::partial_pid);
     Ok(file)
 }
 

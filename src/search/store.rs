@@ -29,6 +29,7 @@ use tantivy::{Index, IndexWriter};
 
 use super::error::SearchError;
 use super::progress::RebuildReason;
+use crate::fs_safe;
 
 /// The index directory's name inside the searched directory.
 pub const INDEX_DIR_NAME: &str = ".treelog-search";
@@ -196,8 +197,7 @@ impl SearchStore {
     /// its lock (waiting for another search to finish). An index that cannot be used is
     /// rebuilt empty; the reason is returned so that the caller can tell the user.
     pub fn open(dir: PathBuf) -> Result<(SearchStore, Option<RebuildReason>), SearchError> {
-        fs::create_dir_all(&dir)
-            .map_err(|error| SearchError::io(&dir, "create the search index directory", error))?;
+        let set_aside = prepare_dir(&dir)?;
         let lock_path = dir.join(LOCK_FILE_NAME);
         let lock = OpenOptions::new()
             .create(true)
@@ -220,7 +220,7 @@ impl SearchStore {
             )),
             Err(reason) => {
                 let store = SearchStore::create(dir, lock)?;
-                Ok((store, Some(reason)))
+                Ok((store, Some(set_aside.unwrap_or(reason))))
             }
         }
     }
@@ -257,6 +257,30 @@ impl SearchStore {
     /// Whether this store is written to disk (it holds the index's lock).
     pub fn writable(&self) -> bool {
         self._lock.is_some()
+    }
+
+    /// Gives the index folder and its files the permissions of logs of mode `log_file_mode`
+    /// at most ([`fs_safe::mode_for_derived`]; the folder: [`fs_safe::dir_mode_for`]), after a
+    /// refresh wrote them; with `all_logs` (the mode is that of every log the index holds) the
+    /// folder gets exactly those, else it is only narrowed. Nothing for a store not written to
+    /// disk.
+    pub fn fit_modes(&self, log_file_mode: u32, all_logs: bool) -> Result<(), SearchError> {
+        if !self.writable() {
+            return Ok(());
+        }
+        let failed = |path: &Path, error| SearchError::io(path, "set the permissions of", error);
+        let dir_mode = fs_safe::dir_mode_for(log_file_mode);
+        fs_safe::set_dir_mode(&self.dir, dir_mode, all_logs)
+            .map_err(|error| failed(&self.dir, error))?;
+        let entries = fs::read_dir(&self.dir)
+            .map_err(|error| SearchError::io(&self.dir, "read the directory", error))?;
+        for entry in entries.flatten() {
+            if entry.file_type().is_ok_and(|kind| kind.is_file()) {
+                let path = entry.path();
+                fs_safe::narrow_file(&path, log_file_mode).map_err(|error| failed(&path, error))?;
+            }
+        }
+        Ok(())
     }
 
     /// Discards the index's files (never the lock) and creates an empty index.
@@ -368,8 +392,63 @@ fn open_existing(dir: &Path) -> Result<(Index, Fields, Catalog), RebuildReason> 
     Ok((index, fields, catalog))
 }
 
-/// Removes everything in the index directory but the lock file.
+/// Makes the index folder `dir` ready to be written: checked when it is there, else created
+/// private (0700, until [`SearchStore::fit_modes`] gives it the logs' permissions). A link or
+/// another user's folder is renamed aside (never followed, never cleared) and a fresh one
+/// made; the reason returned says so, for the notice. A file there is left alone: the index
+/// cannot be written ("file exists"), and the search runs without writing it.
+fn prepare_dir(dir: &Path) -> Result<Option<RebuildReason>, SearchError> {
+    let refused = match fs_safe::check_owned_dir(dir) {
+        Ok(true) => return Ok(None),
+        Ok(false) => None,
+        Err(error) if fs_safe::refusal(&error) == Some(&fs_safe::Refusal::NotAFolder) => {
+            let exists = std::io::Error::from_raw_os_error(rustix::io::Errno::EXIST.raw_os_error());
+            return Err(SearchError::io(
+                dir,
+                "create the search index directory",
+                exists,
+            ));
+        }
+        Err(error) => match fs_safe::refusal(&error) {
+            Some(refusal) => Some(refusal.to_string()),
+            None => {
+                return Err(SearchError::io(
+                    dir,
+                    "look at the search index directory",
+                    error,
+                ));
+            }
+        },
+    };
+    let set_aside = match refused {
+        Some(why) => {
+            let mut aside = dir.as_os_str().to_owned();
+            aside.push(format!(
+                ".set-aside-{}-{:08x}",
+                std::process::id(),
+                crate::format::ids::random_u64() as u32
+            ));
+            let aside = PathBuf::from(aside);
+            fs::rename(dir, &aside).map_err(|error| {
+                SearchError::io(dir, "set aside the search index directory", error)
+            })?;
+            Some(RebuildReason::Unusable(format!(
+                "{why}: set aside as {}, not followed",
+                aside.display()
+            )))
+        }
+        None => None,
+    };
+    fs_safe::create_owned_dir(dir, fs_safe::dir_mode_for(fs_safe::mode_for_derived(None)))
+        .map_err(|error| SearchError::io(dir, "create the search index directory", error))?;
+    Ok(set_aside)
+}
+
+/// Removes everything in the index directory but the lock file, after checking again that it
+/// is a folder of this user and not a link: nothing outside it is ever deleted.
 fn clear(dir: &Path) -> Result<(), SearchError> {
+    fs_safe::check_owned_dir(dir)
+        .map_err(|error| SearchError::io(dir, "clear the search index directory", error))?;
     let entries =
         fs::read_dir(dir).map_err(|error| SearchError::io(dir, "read the directory", error))?;
     for entry in entries {

@@ -54,7 +54,8 @@ impl ScanResult {
 /// Reads the log line by line, independently of the index, and reports what is wrong with
 /// the lines themselves.
 pub(super) fn scan_raw(path: &Path, problems: &mut Problems) -> Result<ScanResult> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open the log", e))?;
+    let file = crate::fs_safe::open_regular(path, std::fs::OpenOptions::new().read(true))
+        .map_err(|e| Error::io(path, "open the log", e))?;
     let log_len_bytes = file
         .metadata()
         .map_err(|e| Error::io(path, "look at the log", e))?

@@ -91,6 +91,11 @@ const QUOTES: &[Quote] = &[
         "the first {} lines are read with the same test",
         treelog::agents::DETECT_LINES_MAX as u64,
     ),
+    // How long a killed process's leftover waits before the next run removes it.
+    value(
+        "not links, and untouched for {} s",
+        treelog::fs_safe::LEFTOVER_AGE_MIN.as_secs(),
+    ),
     // The schema version.
     value(
         "`u32` schema version (currently {})",

@@ -203,7 +203,7 @@ fn api_errors_read_as_pinned() {
     };
     assert_eq!(
         shown(error),
-        "DIR/a-directory.jsonl: cannot open the log: is a directory"
+        "DIR/a-directory.jsonl: cannot open the log: it is a folder, not a regular file: only files are read as logs"
     );
 }
 

@@ -691,6 +691,7 @@ fn the_public_items_are_the_listed_ones() {
         "audit",
         "directory",
         "format",
+        "fs_safe",
         "limits",
         "listing",
         "object_store",

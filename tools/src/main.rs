@@ -10,6 +10,7 @@ mod parallel;
 mod preview;
 mod progress;
 mod sidecars;
+mod signals;
 mod terminal;
 
 use std::process::ExitCode;
@@ -82,6 +83,13 @@ fn main() -> ExitCode {
 }
 
 fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
+    // The commands that may hold temporary folders remove them on a signal too.
+    if matches!(
+        command,
+        Command::Demo(_) | Command::Verify(_) | Command::Search(_)
+    ) {
+        signals::remove_temp_dirs_on_signal();
+    }
     match command {
         Command::Context(args) => context::run(args, out),
         Command::Path(args) => path::run(args, out),

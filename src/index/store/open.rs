@@ -4,6 +4,7 @@
 //! decides what an open reports ([`IndexState`]); it does not write the index itself (the
 //! flush and the rebuild do).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::handle::{
@@ -58,11 +59,29 @@ impl Store {
         force_rebuild: bool,
         progress: &Progress,
     ) -> Result<(Store, IndexState)> {
+        // A sidecar that is a link is neither read, written nor replaced: whoever made it may
+        // mean the write to land elsewhere. The log answers instead.
+        let sidecar_meta = std::fs::symlink_metadata(sidecar_path);
+        if sidecar_meta
+            .as_ref()
+            .is_ok_and(|meta| meta.file_type().is_symlink())
+        {
+            let refusal = crate::fs_safe::Refusal::Link;
+            let reason = format!("{NOT_REBUILT}: the sidecar is not used ({refusal})");
+            return Store::replayed(storage, reason, false, progress);
+        }
+        // An index no more readable than its log, one written by an older treelog included.
+        if let Ok(meta) = &sidecar_meta {
+            let mode = crate::fs_safe::mode_derived_from(storage.path());
+            if meta.permissions().mode() & 0o777 & !mode != 0 {
+                let _ = crate::fs_safe::narrow_file(sidecar_path, mode);
+            }
+        }
         let mut store = Store::in_memory(storage.path()).with_progress(progress);
         store.sidecar_path = Some(sidecar_path.to_path_buf());
         let rebuild_reason = if force_rebuild {
             Some(Doubt::stale("rebuild requested"))
-        } else if !sidecar_path.exists() {
+        } else if sidecar_meta.is_err() {
             Some(Doubt::stale("no index yet"))
         } else {
             // A full check also verifies every page of the index against redb's checksums: a

@@ -70,6 +70,24 @@ fn compact_if_worth_it(db: &mut Database, path: &Path, indexed_log_bytes: u64) -
     db.compact().map(drop).map_err(|e| index_error(path, e))
 }
 
+/// What a rebuild adds to the sidecar's name for its private file, before `<pid>-<hex>`.
+const REBUILD_INFIX: &str = ".rebuild-";
+
+/// Removes the private files that rebuilds killed before their rename left in the folder of
+/// `sidecar_path` ([`crate::fs_safe::remove_leftovers`]), once per folder and process: a
+/// reindex of a folder of logs reads it once, not once per log.
+fn remove_rebuild_leftovers(sidecar_path: &Path) {
+    let folder = match sidecar_path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let infix = format!("{}{REBUILD_INFIX}", crate::SIDECAR_SUFFIX);
+    crate::fs_safe::remove_leftovers_once(folder, |name| {
+        let (_, rest) = name.rsplit_once(infix.as_str())?;
+        crate::fs_safe::pid_after(rest, "")
+    });
+}
+
 impl Store {
     /// Builds a new index from the whole log in a private file, then renames it over the
     /// sidecar. Openers that still hold the old file keep a consistent (orphaned) index; new
@@ -77,17 +95,27 @@ impl Store {
     /// and a crash before the rename leaves just a stray temporary file.
     pub(super) fn rebuild(&mut self, storage: &dyn LogStorage, sidecar_path: &Path) -> Result<()> {
         let mut temp_name = sidecar_path.as_os_str().to_owned();
+        temp_name.push(REBUILD_INFIX);
+        remove_rebuild_leftovers(sidecar_path);
         temp_name.push(format!(
-            ".rebuild-{}-{:08x}",
+            "{}-{:08x}",
             std::process::id(),
             crate::format::ids::random_u64() as u32
         ));
         let temp_path = PathBuf::from(temp_name);
+        // Created exclusively (never through a link, never another's file), no more readable
+        // than the log.
+        let mode = crate::fs_safe::mode_derived_from(storage.path());
+        let created = crate::fs_safe::create_new_file(&temp_path, mode)
+            .map_err(|io| Error::io(sidecar_path, "create the index", io))?;
         let built = (|| {
             let db = guarded(&temp_path, || {
-                Database::builder()
-                    .set_cache_size(REBUILD_CACHE_BYTES)
-                    .create(&temp_path)
+                redb::backends::FileBackend::new(created)
+                    .and_then(|backend| {
+                        Database::builder()
+                            .set_cache_size(REBUILD_CACHE_BYTES)
+                            .create_with_backend(backend)
+                    })
                     .map_err(|error| match error {
                         // The file could not be made (a read-only directory, a full disk):
                         // said of the sidecar the user knows, not of the private file.

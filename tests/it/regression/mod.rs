@@ -19,8 +19,13 @@ mod failed_apply_stops_indexing;
 mod failed_flush_keeps_tables;
 // A failed index write escaped from the append after its entry was already in the log.
 mod index_write_failure;
+// Rebuild leftovers of killed processes stayed; repair replaced a symlinked log with a
+// regular file at 0644.
+mod leftovers_and_replaced_logs;
 // A `NewEntry` whose raw JSON held a line break was written as two broken lines.
 mod multiline_raw_entry;
+// A FIFO given as a log blocked the open; a read-only file system could not be read.
+mod odd_and_read_only_logs;
 // Input pi reads one way and treelog read another (version 3.0, message without `message`).
 mod pi_edge_reads;
 // Dropping a session after a caught redb panic panicked on redb's poisoned lock.
@@ -29,6 +34,9 @@ mod poisoned_redb_drop;
 mod previous_schema;
 // A damaged record naming a huge line made a read allocate that much before any check.
 mod record_bounds;
+// A search cleared the folder a symlinked `.treelog-search` pointed to; its files were 0644.
+#[cfg(feature = "search")]
+mod search_folder_link;
 // `Session::tree()` ordered children otherwise than pi 1.6.0's `getTree()`.
 mod tree_order;
 // A complete last line without its final `\n` was a torn tail, never an entry.

@@ -46,23 +46,28 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    // The scratch folder is private (0700, an unpredictable name made exclusively) and goes
+    // on every exit path, a signal's included (`signals.rs`).
     let (dir, scratch) = match args.dir {
-        Some(dir) => (dir, false),
-        None => (
-            std::env::temp_dir().join(format!("treelog-demo-{}", std::process::id())),
-            true,
-        ),
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create directory", e))?;
+            (dir, None)
+        }
+        None => {
+            let scratch = treelog::fs_safe::PrivateTempDir::new("demo")
+                .map_err(|e| CliError::io(std::env::temp_dir(), "create directory", e))?;
+            (scratch.path().to_path_buf(), Some(scratch))
+        }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| CliError::io(&dir, "create directory", e))?;
     let result = tour(&dir, args.entries, out);
-    if scratch {
+    if let Some(scratch) = scratch {
         // Sidecars kept in --index-dir are named after the logs' paths: they go with the logs.
         if let Some(index_dir) = crate::sidecars::options().index_dir {
             for log in [dir.join(SAMPLE_NAME), generated_path(&dir, args.entries)] {
                 let _ = std::fs::remove_file(treelog::sidecar_in_dir(&index_dir, &log));
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        drop(scratch);
     }
     result
 }

@@ -112,14 +112,20 @@ impl Drop for Opened {
 /// One line on stderr when the index was rebuilt for a reason the user should hear of: it was
 /// damaged (the answers are right, they come from the log, but the disk or another program
 /// damaged the sidecar), or an older treelog wrote it (the rebuild costs time the user should
-/// be able to explain). Returns whether it printed.
+/// be able to explain); or when no index could be written (a read-only folder or file system,
+/// a sidecar that is a link) and the answers come from the log read into memory. Returns
+/// whether it printed.
 pub fn notice_rebuild(session: &Session) -> bool {
     let sidecar = session.sidecar().map_or_else(
         || treelog::sidecar_path(session.log_path()),
         Path::to_path_buf,
     );
-    // The CLI speaks of rebuilds only: a command run without an index says so in its output.
-    let rebuilt = matches!(session.index_state(), treelog::IndexState::Rebuilt { .. });
+    // The CLI speaks of rebuilds, and of indexes it could not write: a command run without an
+    // index by choice says so in its output.
+    let rebuilt = matches!(
+        session.index_state(),
+        treelog::IndexState::Rebuilt { .. } | treelog::IndexState::Unindexed { damaged: false, .. }
+    );
     match session.index_state().notice(&sidecar).filter(|_| rebuilt) {
         Some(notice) => {
             eprintln!("treelog: {notice}");

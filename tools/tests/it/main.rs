@@ -11,6 +11,7 @@ mod completions_man;
 mod crash;
 mod damage_cli;
 mod error_texts;
+mod hostile_files;
 mod index_location;
 mod openclaw;
 mod openclaw_search;
