@@ -192,8 +192,7 @@ impl From<treelog::Error> for CliError {
 
 /// Prints `error` to stderr in the tool's format (best effort: stderr may be closed too).
 pub fn print_error(error: &impl fmt::Display) {
-    use std::io::Write;
-    let _ = writeln!(io::stderr().lock(), "treelog: {error}");
+    crate::terminal::eprint_line(&error.to_string());
 }
 
 /// Turns a command's result into the process exit code, reporting the error if needed.
@@ -232,6 +231,8 @@ pub fn quiet_panics() {
 /// A panic that no part of treelog caught: a bug. One line on stderr, exit 2.
 pub fn internal_error() -> ExitCode {
     let what = treelog::quiet_panics::take_last().unwrap_or_else(|| "panic".into());
-    eprintln!("treelog: internal error (a bug in treelog; please report it): {what}");
+    crate::terminal::eprint_line(&format!(
+        "internal error (a bug in treelog; please report it): {what}"
+    ));
     ExitCode::from(EXIT_FAILURE)
 }

@@ -1,9 +1,24 @@
 //! Text from logs on a terminal: a transcript can hold escape sequences (a title change, a
 //! screen clear, a cursor move) that a terminal would obey. Every line the CLI writes to a
 //! terminal goes through [`escape_controls`]; output to a pipe or a file is left byte for
-//! byte, so that `export` and `--json` stay exact.
+//! byte, so that `export` and `--json` stay exact. Every line the CLI writes to stderr goes
+//! through [`eprint_line`], which escapes the same way when stderr is a terminal: an error or
+//! a notice names files, ids and values read from logs.
 
 use std::borrow::Cow;
+use std::io::{IsTerminal, Write};
+
+/// Writes `treelog: {line}` and a newline to stderr, its control characters escaped when stderr
+/// is a terminal (best effort: stderr may be closed).
+pub fn eprint_line(line: &str) {
+    let stderr = std::io::stderr();
+    let shown = if stderr.is_terminal() {
+        escape_controls(line)
+    } else {
+        Cow::Borrowed(line)
+    };
+    let _ = writeln!(stderr.lock(), "treelog: {shown}");
+}
 
 /// `text` with every control character but newline and tab (C0, DEL and C1, ESC included)
 /// written as `\uXXXX`, as JSON writes it: a JSON text stays valid and means the same (such

@@ -47,7 +47,7 @@ pub struct Args {
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let found = logs(&args.paths);
     if found.is_empty() {
-        eprintln!("treelog: {}", nothing_found(&args.paths));
+        crate::terminal::eprint_line(&nothing_found(&args.paths));
         return Ok(());
     }
     let scope = if args.all_branches {

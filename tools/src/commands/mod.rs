@@ -128,7 +128,7 @@ pub fn notice_rebuild(session: &Session) -> bool {
     );
     match session.index_state().notice(&sidecar).filter(|_| rebuilt) {
         Some(notice) => {
-            eprintln!("treelog: {notice}");
+            crate::terminal::eprint_line(&notice.to_string());
             true
         }
         None => false,

@@ -180,10 +180,10 @@ fn list(args: ListArgs, out: &mut Out) -> Result<(), CliError> {
         return out.line(&json!({"stateDir": state_dir, "agents": agents}).to_string());
     }
     if listed.is_empty() {
-        eprintln!(
-            "treelog: no OpenClaw agent database under {}",
+        crate::terminal::eprint_line(&format!(
+            "no OpenClaw agent database under {}",
             state_dir.display()
-        );
+        ));
         return Ok(());
     }
     for (agent, sessions) in &listed {

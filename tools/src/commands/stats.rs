@@ -41,7 +41,7 @@ pub struct Args {
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let found = collect_logs(&args.paths);
     if found.is_empty() {
-        eprintln!("treelog: {}", nothing_found(&args.paths));
+        crate::terminal::eprint_line(&nothing_found(&args.paths));
         return Ok(());
     }
     let mut sessions = Vec::new();

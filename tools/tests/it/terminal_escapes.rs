@@ -71,3 +71,41 @@ fn control_characters_from_logs_are_escaped_on_a_terminal() {
         );
     }
 }
+
+/// An error on stderr names the path as given, and a path can hold escape sequences too (a
+/// file name made by whoever writes the folder): on a terminal they are written as `\uXXXX`;
+/// piped, stderr keeps the name's bytes.
+#[test]
+fn control_characters_in_errors_are_escaped_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = dir.path().join(format!("gone{HOSTILE}.jsonl"));
+    let piped = Command::new(treelog())
+        .arg("info")
+        .arg(&evil)
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(2));
+    let piped_err = String::from_utf8_lossy(&piped.stderr);
+    assert!(piped_err.contains(HOSTILE), "{piped_err:?}");
+
+    // `script` runs the command through a shell: the name travels in the environment.
+    let output = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} info \"$EVIL\"", treelog()),
+            "/dev/null",
+        ])
+        .env("EVIL", &evil)
+        .output()
+        .expect("`script` (util-linux) runs a command on a pseudo-terminal");
+    let drawn = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        drawn.contains("treelog: "),
+        "the error reached the terminal: {drawn:?}"
+    );
+    assert!(
+        !drawn.contains("\u{1b}]") && !drawn.contains("\u{1b}[2J") && !drawn.contains('\u{9b}'),
+        "{drawn:?}"
+    );
+    assert!(drawn.contains("gone\\u001b]0;pwned\\u0007"), "{drawn:?}");
+}
