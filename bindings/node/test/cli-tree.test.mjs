@@ -67,7 +67,10 @@ const TREE_STEPS = [
   ["user only", "C-u"], ["up in user only", "Up"], ["all", "C-a"], ["no tools", "C-t"], ["default", "C-d"],
   ["search", "type", "question 9"], ["search narrower", "type", "9"], ["search backspace", "BSpace"],
   ["search cleared", "Escape"],
-  ["up before picking", "Up"], ["pick", "Enter"], ["back to the tree", "Escape"],
+  ["up before picking", "Up"], ["pick", "Enter"],
+  // pi draws the chat while it builds the selector again (seconds at 100k): the step is taken
+  // once the tree is back.
+  ["back to the tree", "Escape", undefined, (screen) => screen.includes("Session Tree") && counter(screen)],
 ];
 
 for (const entries of SIZES) {
@@ -101,10 +104,10 @@ for (const entries of SIZES) {
         await tui.waitFor((screen) => screen.includes("/tree"), { what: `${side}'s /tree typed` });
         tui.press("Enter");
         await shot("opened", (screen) => screen.includes("Session Tree") && counter(screen));
-        for (const [what, key, text] of TREE_STEPS) {
+        for (const [what, key, text, accept] of TREE_STEPS) {
           if (key === "type") tui.type(text);
           else tui.press(key);
-          await shot(what);
+          await shot(what, accept);
         }
         tui.press("Escape");
         await shot("closed", (screen) => !screen.includes("Session Tree") && footer(screen));
