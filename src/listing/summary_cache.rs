@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::pi_summary::{SessionSummary, Summary, SummaryBuilder, Texts};
 use crate::error::{Error, Result};
+use crate::fs_safe;
 
 /// Files shorter than this are read in full: a cache file costs a read too.
 pub const CACHED_FILE_LEN_MIN: u64 = 1 << 20;
@@ -105,7 +106,7 @@ pub fn summarize_file_cached(path: &Path, dir: &Path) -> Result<Summary> {
             state,
             answer: answer.clone(),
         };
-        write_cache(dir, &cache, &kept.encode(path));
+        write_cache(dir, &cache, path, &kept.encode(path));
     }
     Ok(answer)
 }
@@ -153,13 +154,19 @@ fn tail_crc(file: &mut std::fs::File, end: u64) -> std::io::Result<u32> {
     Ok(crc32fast::hash(&bytes))
 }
 
-/// Writes `text` to `cache` through a temporary file; failures are ignored.
-fn write_cache(dir: &Path, cache: &Path, text: &str) {
-    if std::fs::create_dir_all(dir).is_err() {
+/// Writes `text` to `cache` through a temporary file; failures are ignored. The summary holds
+/// the session's text (its name, its first message), so it is written as every derived file
+/// is: in a folder of this user's that is no link (0700), to a temporary name created
+/// exclusively with the mode derived from the session file `source`, then renamed.
+fn write_cache(dir: &Path, cache: &Path, source: &Path, text: &str) {
+    use std::io::Write;
+    if fs_safe::create_owned_dir(dir, 0o700).is_err() {
         return;
     }
     let temp = cache.with_extension(format!("{}.tmp", std::process::id()));
-    if std::fs::write(&temp, text).is_ok() && std::fs::rename(&temp, cache).is_err() {
+    let written = fs_safe::create_own_file(&temp, fs_safe::mode_derived_from(source))
+        .and_then(|mut file| file.write_all(text.as_bytes()));
+    if written.is_err() || std::fs::rename(&temp, cache).is_err() {
         let _ = std::fs::remove_file(&temp);
     }
 }
@@ -289,6 +296,36 @@ mod tests {
                 "after {tail:?}"
             );
         }
+    }
+
+    /// The kept summary is no more readable than its session, and a cache folder that is a
+    /// link is not written through (the answer is the full read all the same).
+    #[test]
+    fn kept_summaries_are_private_and_follow_no_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.jsonl");
+        let mut text = format!("{HEADER}\n");
+        while (text.len() as u64) < CACHED_FILE_LEN_MIN {
+            text.push_str(&user("secret words", 5));
+            text.push('\n');
+        }
+        std::fs::write(&log, &text).unwrap();
+        std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let full = super::super::pi_summary::summarize_file(&log, Texts::Skip).unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+
+        let cache = dir.path().join("cache");
+        assert_eq!(summarize_file_cached(&log, &cache).unwrap(), full);
+        assert_eq!(mode(&cache), 0o700);
+        assert_eq!(mode(&cache_file(&cache, &log)), 0o600);
+
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        let linked = dir.path().join("linked-cache");
+        std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+        assert_eq!(summarize_file_cached(&log, &linked).unwrap(), full);
+        assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     }
 
     /// A file rewritten in place (the checked bytes differ) is read in full, not resumed.
