@@ -215,6 +215,30 @@ class SeqTable {
   setMissing(seq, value) {
     if (this.get(seq) === undefined) this.set(seq, value);
   }
+
+  /** The sequence numbers of `seqs` (an array-like) that hold no value, in order. */
+  missingOf(seqs) {
+    const pages = this.#pages;
+    const missing = [];
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i];
+      const page = pages[seq >>> PAGE_BITS];
+      if (page === undefined || page[seq & (PAGE_SLOTS - 1)] === undefined) missing.push(seq);
+    }
+    return missing;
+  }
+
+  /** The values of `seqs` (an array-like), appended to `out`; one loop, no call per value. */
+  valuesOf(seqs, out) {
+    const pages = this.#pages;
+    const base = out.length;
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i];
+      const page = pages[seq >>> PAGE_BITS];
+      out[base + i] = page === undefined ? undefined : page[seq & (PAGE_SLOTS - 1)];
+    }
+    return out;
+  }
 }
 
 /**
@@ -401,37 +425,38 @@ export class EntryCache {
     for (let i = 0, listed = 1, plain = 0; i < count; i++) {
       const seq = seqs[i];
       const at = parentAt[i];
+      let entry = this.#bySeq.get(seq);
       if (roles[i] !== NOT_PLAIN) {
-        if (this.#bySeq.get(seq) === undefined) {
+        if (entry === undefined) {
           const parentId = at >= 0 ? ids[at] : at === PARENT_NULL ? null : parents[listed];
           const timestamp = timestamps.substring(plain * TIMESTAMP_LEN, (plain + 1) * TIMESTAMP_LEN);
-          this.#bySeq.set(seq, this.#plainEntry(seq, ids[i], parentId, timestamp, roles[i]));
+          entry = this.#plainEntry(seq, ids[i], parentId, timestamp, roles[i]);
+          this.#bySeq.set(seq, entry);
         }
         if (at === PARENT_LISTED) listed++;
         plain++;
       }
-      out[base + i] = this.#bySeq.get(seq);
+      out[base + i] = entry;
     }
     return out;
   }
 
-  /** The entries of `seqs` (an array-like of sequence numbers), handing out the missing ones. */
-  load(seqs) {
-    const missing = [];
-    for (let i = 0; i < seqs.length; i++) if (this.#bySeq.get(seqs[i]) === undefined) missing.push(seqs[i]);
+  /**
+   * The entries of `seqs` (an array-like of sequence numbers), handing out the missing ones,
+   * appended to `out` (default a new array).
+   */
+  load(seqs, out = []) {
+    const missing = this.#bySeq.missingOf(seqs);
     for (let start = 0; start < missing.length; start += LINES_PER_READ) {
       this.adopt(this.#native.indexedEntries(Uint32Array.from(missing.slice(start, start + LINES_PER_READ))));
     }
-    const out = new Array(seqs.length);
-    for (let i = 0; i < seqs.length; i++) out[i] = this.#bySeq.get(seqs[i]);
-    return out;
+    return this.#bySeq.valuesOf(seqs, out);
   }
 
   /** The entries of `seqs`, every line read: values a caller passes on (a model's context). */
   loadRead(seqs) {
     // Entries not handed out yet are parsed from their lines at once, as pi holds them.
-    const missing = [];
-    for (let i = 0; i < seqs.length; i++) if (this.#bySeq.get(seqs[i]) === undefined) missing.push(seqs[i]);
+    const missing = this.#bySeq.missingOf(seqs);
     const parsed = this.parse(missing);
     for (let i = 0; i < missing.length; i++) this.#bySeq.setMissing(missing[i], parsed[i]);
     const entries = this.load(seqs);
@@ -488,8 +513,7 @@ export class EntryCache {
     if (this.#all.length !== this.#native.entryCount()) {
       // Most entries are usually held already (the path): only the others are asked for.
       const seqs = this.#native.entrySeqsFrom(this.#allNext);
-      const added = this.load(seqs);
-      for (let i = 0; i < added.length; i++) this.#all.push(added[i]);
+      this.load(seqs, this.#all);
       if (seqs.length > 0) this.#allNext = seqs[seqs.length - 1] + 1;
     }
     return this.#all;
