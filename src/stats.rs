@@ -1,29 +1,27 @@
 //! Where a session's bytes are: counts and line bytes by entry type, message role, tool,
 //! extension (`customType`), the images inside messages, the largest entries, and the share
-//! of the log on the active path and in the current context. Types, roles, sizes and the
-//! path come from the index; the lines are read once, in file order, in chunks, only for what
-//! the index does not hold (a tool's name, an extension's name, images). Reads through
-//! [`IndexedLines`]; never writes.
+//! of the log on the active path and in the current context. Everything comes from the index:
+//! types, roles and sizes from its records, tool and extension names, unknown types and roles
+//! and images from its tallies (`format::size_facts`); only the largest entries' lines are
+//! read, for their detail. Reads through [`IndexedLines`]; never writes.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::context::{IndexedLines, context_entry_seqs};
 use crate::error::Result;
-use crate::format::json_scan;
-use crate::format::line::{EntryKind, json_text_str};
+use crate::format::line::{EntryKind, KIND_CODE_END, Line, classify};
 use crate::format::message::ROLES;
 use crate::format::record::{Record, SEQ_NONE};
+use crate::format::size_facts::{BASH_EXECUTION_NAME, IMAGES_KEY, NameGroup};
 use crate::tree::path_to_root;
 
 /// The largest entries a [`SessionStats`] lists.
 pub const LARGEST_COUNT: usize = 10;
-/// The line bytes read together, at most (one line longer than this is read alone).
-const CHUNK_BYTES: u64 = 8 << 20;
 /// The key of the lines that are not entries (opaque records).
 pub const OPAQUE_KEY: &str = "(not an entry)";
 /// The tool key of `bashExecution` messages (commands the user ran with `!`).
-pub const BASH_EXECUTION_KEY: &str = "bashExecution";
+pub const BASH_EXECUTION_KEY: &str = BASH_EXECUTION_NAME;
 
 /// A count of lines and their bytes (each line without its newline).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -111,38 +109,83 @@ pub(crate) fn session_stats(session: &impl IndexedLines, leaf_seq: u64) -> Resul
         ..SessionStats::default()
     };
     let mut largest: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
-    let mut chunk: Vec<(u64, Record)> = Vec::new();
-    let mut chunk_bytes = 0;
+    // Per kind code and per role code: what the records say without their lines.
+    let mut by_kind = [Tally::default(); KIND_CODE_END];
+    let mut opaque = Tally::default();
+    let mut by_role = [Tally::default(); ROLES.len() + 1];
     let mut seq = 0;
     while seq < store.record_count() {
         for record in store.records_from(seq)? {
             let bytes = u64::from(record.len_bytes);
-            largest.push(Reverse((bytes, seq)));
-            if largest.len() > LARGEST_COUNT {
+            // Of equal sizes, the later entries stay.
+            if largest.len() < LARGEST_COUNT {
+                largest.push(Reverse((bytes, seq)));
+            } else if largest
+                .peek()
+                .is_some_and(|Reverse(least)| (bytes, seq) > *least)
+            {
                 largest.pop();
+                largest.push(Reverse((bytes, seq)));
             }
-            chunk_bytes += bytes;
-            chunk.push((seq, record));
+            stats.lines.add(bytes);
+            match record.kind {
+                None => opaque.add(bytes),
+                Some(kind) => by_kind[kind as usize].add(bytes),
+            }
+            if record.kind == Some(EntryKind::Message) {
+                let known = usize::from(record.role);
+                if (1..=ROLES.len()).contains(&known) {
+                    by_role[known].add(bytes);
+                }
+            }
             seq += 1;
-            if chunk_bytes >= CHUNK_BYTES {
-                count_chunk(session, &chunk, &mut stats)?;
-                chunk.clear();
-                chunk_bytes = 0;
-            }
         }
     }
-    count_chunk(session, &chunk, &mut stats)?;
+    if opaque.count > 0 {
+        stats.by_type.insert(OPAQUE_KEY.to_string(), opaque);
+    }
+    for kind in EntryKind::ALL {
+        let tally = by_kind[kind as usize];
+        if tally.count > 0 && kind != EntryKind::Other {
+            stats.by_type.insert(kind.as_str().to_string(), tally);
+        }
+    }
+    for (code, role) in ROLES.iter().enumerate() {
+        let tally = by_role[code + 1];
+        if tally.count > 0 {
+            stats.by_role.insert(role.to_string(), tally);
+        }
+    }
+    for (key, (count, bytes)) in store.tallies()? {
+        let tally = Tally { count, bytes };
+        if key == IMAGES_KEY {
+            stats.images = tally;
+            continue;
+        }
+        let mut chars = key.chars();
+        let (Some(prefix), Some(':')) = (chars.next(), chars.next()) else {
+            continue;
+        };
+        let name = chars.as_str().to_string();
+        let map = match NameGroup::from_prefix(prefix) {
+            Some(NameGroup::Tool) => &mut stats.by_tool,
+            Some(NameGroup::Extension) => &mut stats.by_custom_type,
+            Some(NameGroup::EntryType) => &mut stats.by_type,
+            Some(NameGroup::Role) => &mut stats.by_role,
+            None => continue,
+        };
+        map.entry(name).or_default().merge(tally);
+    }
 
     let mut largest: Vec<(u64, u64)> = largest.into_iter().map(|Reverse(pair)| pair).collect();
     largest.sort_by_key(|&(bytes, seq)| (Reverse(bytes), seq));
     for (bytes, seq) in largest {
         let record = store.existing_record(seq)?;
         let line = session.read_line(&record)?;
-        let facts = LineFacts::of(&record, &line);
         stats.largest.push(LargeEntry {
             id: record.id.to_string(),
             kind: record.kind.map_or(OPAQUE_KEY, EntryKind::as_str),
-            detail: facts.detail(),
+            detail: detail(&record, &line),
             bytes,
         });
     }
@@ -162,128 +205,18 @@ pub(crate) fn session_stats(session: &impl IndexedLines, leaf_seq: u64) -> Resul
     Ok(stats)
 }
 
-/// Counts the lines of `chunk`, read in one go.
-fn count_chunk(
-    session: &impl IndexedLines,
-    chunk: &[(u64, Record)],
-    stats: &mut SessionStats,
-) -> Result<()> {
-    if chunk.is_empty() {
-        return Ok(());
-    }
-    let records: Vec<&Record> = chunk.iter().map(|(_, record)| record).collect();
-    let lines = session.read_lines(&records)?;
-    for (index, record) in records.iter().enumerate() {
-        let bytes = u64::from(record.len_bytes);
-        let line = lines.line(index);
-        stats.lines.add(bytes);
-        let facts = LineFacts::of(record, line);
-        let type_key = match record.kind {
-            None => OPAQUE_KEY.to_string(),
-            Some(EntryKind::Other) => facts.type_name.clone().unwrap_or_else(|| "other".into()),
-            Some(kind) => kind.as_str().to_string(),
-        };
-        stats.by_type.entry(type_key).or_default().add(bytes);
-        if let Some(role) = &facts.role {
-            stats.by_role.entry(role.clone()).or_default().add(bytes);
-        }
-        if let Some(tool) = &facts.tool {
-            stats.by_tool.entry(tool.clone()).or_default().add(bytes);
-        }
-        if let Some(custom_type) = &facts.custom_type {
-            stats
-                .by_custom_type
-                .entry(custom_type.clone())
-                .or_default()
-                .add(bytes);
-        }
-        if memchr::memmem::find(line.as_bytes(), b"\"image\"").is_some() {
-            count_images(record, line, &mut stats.images);
-        }
-    }
-    Ok(())
-}
-
-/// What one line says of itself beyond its record.
-#[derive(Default)]
-struct LineFacts {
-    type_name: Option<String>,
-    role: Option<String>,
-    tool: Option<String>,
-    custom_type: Option<String>,
-}
-
-impl LineFacts {
-    fn of(record: &Record, line: &str) -> LineFacts {
-        let text = |raw: Option<&str>| raw.and_then(json_text_str).map(|text| text.into_owned());
-        let mut facts = LineFacts::default();
-        match record.kind {
-            Some(EntryKind::Message) => {
-                let known = ROLES.get(usize::from(record.role).wrapping_sub(1));
-                let role = known.map(|role| role.to_string()).or_else(|| {
-                    message_field(line, "role").map(|role| text(Some(role)).unwrap_or_default())
-                });
-                facts.tool = match role.as_deref() {
-                    Some("toolResult") => Some(
-                        text(message_field(line, "toolName")).unwrap_or_else(|| "(none)".into()),
-                    ),
-                    Some("bashExecution") => Some(BASH_EXECUTION_KEY.into()),
-                    _ => None,
-                };
-                facts.role = Some(role.unwrap_or_else(|| "(none)".into()));
-            }
-            Some(EntryKind::Custom | EntryKind::CustomMessage) => {
-                let found = json_scan::scan(line, &["customType"]).ok();
-                facts.custom_type = Some(
-                    text(found.and_then(|found| found.fields[0]))
-                        .unwrap_or_else(|| "(none)".into()),
-                );
-            }
-            Some(EntryKind::Other) => {
-                let found = json_scan::scan(line, &["type"]).ok();
-                facts.type_name = text(found.and_then(|found| found.fields[0]));
-            }
-            _ => {}
-        }
-        facts
-    }
-
-    fn detail(self) -> Option<String> {
-        self.tool
-            .or(self.custom_type)
-            .or(self.role)
-            .or(self.type_name)
-    }
-}
-
-/// A field of the line's `message` object, raw.
-fn message_field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
-    let message = json_scan::scan(line, &["message"]).ok()?.fields[0]?;
-    json_scan::scan(message, &[name]).ok()?.fields[0]
-}
-
-/// The image blocks of a message's content (or a custom message's): `{"type":"image",
-/// "data":...}` objects in the content array, their data's length in bytes as stored.
-fn count_images(record: &Record, line: &str, images: &mut Tally) {
-    let content = match record.kind {
-        Some(EntryKind::Message) => message_field(line, "content"),
-        Some(EntryKind::CustomMessage) => json_scan::scan(line, &["content"])
-            .ok()
-            .and_then(|found| found.fields[0]),
-        _ => None,
+/// What one of the largest entries is, beyond its type: its tool, extension or role, or the
+/// type an unknown entry names, as the line says (`format::size_facts`).
+fn detail(record: &Record, line: &str) -> Option<String> {
+    record.kind?;
+    let Line::Entry(entry) = classify(line, true, false) else {
+        return None;
     };
-    let Some(content) = content else {
-        return;
-    };
-    let Ok(blocks) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(content) else {
-        return;
-    };
-    for block in blocks {
-        let Ok(found) = json_scan::scan(block.get(), &["type", "data"]) else {
-            continue;
-        };
-        if found.fields[0] == Some("\"image\"") {
-            images.add(found.fields[1].map_or(0, |data| data.len().saturating_sub(2) as u64));
-        }
+    if let Some((_, name)) = entry.size_facts.name {
+        return Some(name.into_owned());
     }
+    ROLES
+        .get(usize::from(record.role).wrapping_sub(1))
+        .filter(|_| record.kind == Some(EntryKind::Message))
+        .map(|role| role.to_string())
 }

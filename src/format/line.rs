@@ -17,6 +17,7 @@ pub use super::fields::{json_str, json_text_str, raw_field, trusted_field};
 use super::json_scan;
 pub use super::message::{ROLES, role_code};
 use super::message::{content_kept, message_role_code};
+use super::size_facts::SizeFacts;
 use super::usage::{self, UsageOf};
 
 /// The kinds of entry. The numeric codes are stored in index records
@@ -179,6 +180,8 @@ pub struct EntryLine<'a> {
     /// An assistant message's tool calls as pi's session statistics count them
     /// (`format::usage::tool_calls`; `None` when pi cannot count them); 0 for other lines.
     pub tool_calls: Option<u64>,
+    /// The names and images `treelog stats` counts the line under (`format::size_facts`).
+    pub size_facts: SizeFacts<'a>,
 }
 
 /// The header line's fields.
@@ -497,6 +500,7 @@ fn classify_fields<'a>(
         None => (None, None, Some(0)),
     };
     let usage = usage_of(kind, role, &fields, assistant_usage);
+    let other_kind = kind == EntryKind::Other;
     Line::Entry(EntryLine {
         kind,
         id: id.filter(|id| !id.is_empty()),
@@ -522,6 +526,7 @@ fn classify_fields<'a>(
         model_key,
         usage,
         tool_calls,
+        size_facts: SizeFacts::of(text, fields.kind, fields.message, role, other_kind),
     })
 }
 

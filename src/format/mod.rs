@@ -9,6 +9,8 @@
 //!   reading of a `context_edit` and of every payload the context, the search index and the
 //!   listing interpret).
 //! - `usage.rs`: what an entry adds to pi's usage totals, which the index's state keeps.
+//! - `size_facts.rs`: the names and images a line is counted under by `treelog stats`, which
+//!   the index keeps as tallies.
 //! - The index's values: `record.rs`, `page.rs` (record pages), `id_index.rs` (id pages) and
 //!   `seal.rs` (the checksum every stored value ends in); `decode_error.rs` below them.
 
@@ -26,6 +28,7 @@ pub mod page;
 pub mod pi_json;
 pub mod record;
 pub mod seal;
+pub mod size_facts;
 pub mod system_message;
 pub mod time;
 pub mod usage;

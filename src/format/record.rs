@@ -15,7 +15,7 @@ pub const TIMESTAMP_NONE: i64 = i64::MIN;
 
 /// Stored lengths of the `meta` values, each sealed (`format::seal`) under its key.
 pub const SNAPSHOT_LEN: usize = 128 + SEAL_LEN;
-pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8 + 8 * 3 + USAGE_LEN + SEAL_LEN;
+pub const STATE_LEN: usize = 8 * 6 + 8 * KIND_CODE_END + 8 + 8 * 4 + USAGE_LEN + SEAL_LEN;
 /// The stored usage totals (`State::usage`): five sums, the last assistant's three prompt
 /// fields, a flags word, the message counts by role and the tool calls.
 const USAGE_LEN: usize = 8 * (USAGE_FIELDS + 3 + 1 + COUNTED_ROLES + 1);
@@ -239,7 +239,7 @@ pub struct State {
     pub usage: UsageTotals,
 }
 
-/// How many keys the `children`, `labels` and `id-collisions` tables hold, stored in the state
+/// How many keys the `children`, `labels`, `id-collisions` and `tallies` tables hold, stored in the state
 /// value beside the [`State`] committed with them: those tables are read whole and checked
 /// against these counts, so that a key lost to damage is noticed (format-spec/index.md,
 /// "Checksums"). They describe committed tables, not the log, so they live apart from the
@@ -249,6 +249,7 @@ pub struct StoredCounts {
     pub children: u64,
     pub labels: u64,
     pub id_collisions: u64,
+    pub tallies: u64,
 }
 
 impl State {
@@ -340,7 +341,12 @@ impl State {
         out.extend_from_slice(&self.header_version.to_le_bytes());
         out.push(u8::from(self.header_recovered));
         out.extend_from_slice(&[0; 3]);
-        for count in [counts.children, counts.labels, counts.id_collisions] {
+        for count in [
+            counts.children,
+            counts.labels,
+            counts.id_collisions,
+            counts.tallies,
+        ] {
             out.extend_from_slice(&count.to_le_bytes());
         }
         let usage = &self.usage;
@@ -397,6 +403,7 @@ impl State {
             children: reader.u64(),
             labels: reader.u64(),
             id_collisions: reader.u64(),
+            tallies: reader.u64(),
         };
         for sum in &mut state.usage.sums {
             *sum = reader.u64();
@@ -582,6 +589,7 @@ mod tests {
             children: 5,
             labels: 6,
             id_collisions: 7,
+            tallies: 8,
         };
         assert_eq!(
             State::decode(&state.encode(counts)),

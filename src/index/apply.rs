@@ -7,11 +7,12 @@ use std::borrow::Cow;
 
 use super::classify::classify_bytes;
 use super::links::Links;
-use super::store::Store;
+use super::store::{Store, TallyAdd};
 use crate::error::Result;
 use crate::format::ids::migrated_entry_id;
 use crate::format::line::{EntryKind, EntryLine, Line, OpaqueLine, OpaqueReason, ParentRef};
 use crate::format::record::{LabelValue, Record, SEQ_NONE, TIMESTAMP_NONE};
+use crate::format::size_facts::IMAGES_KEY;
 use crate::format::time::parse_iso_ms;
 
 /// Opaque reason codes stored in records (format-spec/index.md).
@@ -346,6 +347,24 @@ impl Store {
         self.state.usage.add(entry.usage, is_assistant);
         if entry.kind == EntryKind::Message {
             self.state.usage.count_message(entry.role, entry.tool_calls);
+        }
+        if let Some((group, name)) = &entry.size_facts.name {
+            let mut key = CompactString::default();
+            key.push(group.prefix());
+            key.push(':');
+            key.push_str(name);
+            self.overlay.tallies.push(TallyAdd {
+                seq,
+                key,
+                added: (1, u64::from(record.len_bytes)),
+            });
+        }
+        if entry.size_facts.image_count > 0 {
+            self.overlay.tallies.push(TallyAdd {
+                seq,
+                key: CompactString::const_new(IMAGES_KEY),
+                added: (entry.size_facts.image_count, entry.size_facts.image_bytes),
+            });
         }
         // A child on the line after its parent is implied by its record (format-spec/index.md).
         if parent_seq == SEQ_NONE || parent_seq + 1 != seq {

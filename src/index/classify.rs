@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 
 use crate::format::line::{EntryLine, HeaderLine, Line, OpaqueLine, ParentRef, classify};
+use crate::format::size_facts::SizeFacts;
 
 /// Classifies a line's bytes. Invalid UTF-8 is read as JavaScript's decoder reads it, with
 /// U+FFFD replacements, so a line pi keeps is kept here too; the fields of such a line are
@@ -73,5 +74,12 @@ fn owned_entry(entry: EntryLine<'_>) -> EntryLine<'static> {
         model_key: entry.model_key.map(owned),
         usage: entry.usage,
         tool_calls: entry.tool_calls,
+        size_facts: SizeFacts {
+            name: entry
+                .size_facts
+                .name
+                .map(|(group, name)| (group, owned(name))),
+            ..entry.size_facts
+        },
     }
 }

@@ -1,6 +1,7 @@
-//! The small tables: `children`, `labels` and `id-collisions` (format-spec/index.md, "Tables"
-//! and "Checksums"). They hold only what the records cannot say (children that are not on the
-//! line after their parent, the current labels, ids that share a hashed key), so they stay
+//! The small tables: `children`, `labels`, `id-collisions` and `tallies` (format-spec/index.md,
+//! "Tables" and "Checksums"). They hold only what the records cannot say (children that are
+//! not on the line after their parent, the current labels, ids that share a hashed key, line
+//! counts and bytes by tool, extension and unknown type or role), so they stay
 //! small, and a handle reads each one whole, once per committed state, into memory.
 //!
 //! Reading them whole is what makes them checkable: every value is sealed under its key
@@ -27,6 +28,13 @@ pub(crate) const LABELS: TableDefinition<&str, &[u8]> = TableDefinition::new("la
 /// empty).
 pub(crate) const ID_COLLISIONS: TableDefinition<&str, &[u8]> =
     TableDefinition::new("id-collisions");
+
+/// Tally key (`format::size_facts`: a group's prefix letter, `:`, the name; or `images`) → its
+/// count and bytes, sealed.
+pub(crate) const TALLIES: TableDefinition<&str, &[u8]> = TableDefinition::new("tallies");
+
+/// A count of lines (or images) and their bytes.
+pub(crate) type CountBytes = (u64, u64);
 
 type SmallResult<T> = std::result::Result<T, String>;
 
@@ -147,12 +155,31 @@ pub(crate) fn load_id_collisions(
     })
 }
 
+/// Every tally by key, checked.
+pub(crate) fn load_tallies(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    expected: u64,
+) -> SmallResult<BTreeMap<String, CountBytes>> {
+    load_text_keyed(table, "tallies", expected, decode_tally)
+}
+
+/// A tally's value: its count and bytes, 8 bytes each.
+fn decode_tally(key: &str, body: &[u8]) -> SmallResult<CountBytes> {
+    let value: [u8; 16] = body
+        .try_into()
+        .map_err(|_| format!("tally of {key:?}: {} bytes", body.len()))?;
+    let [count, bytes] = [&value[..8], &value[8..]]
+        .map(|half| u64::from_le_bytes(half.try_into().unwrap_or_default()));
+    Ok((count, bytes))
+}
+
 /// What a flush files in the small tables, and the counts it leaves. `counts` are the
 /// committed state's; each insert of a new key or removal of a held one moves them.
 pub(crate) struct SmallWriter<'txn> {
     children: Table<'txn, (u64, u64), u32>,
     labels: Table<'txn, &'static str, &'static [u8]>,
     id_collisions: Table<'txn, &'static str, &'static [u8]>,
+    tallies: Table<'txn, &'static str, &'static [u8]>,
     pub counts: StoredCounts,
 }
 
@@ -163,6 +190,7 @@ impl<'txn> SmallWriter<'txn> {
             children: txn.open_table(CHILDREN).map_err(open_error)?,
             labels: txn.open_table(LABELS).map_err(open_error)?,
             id_collisions: txn.open_table(ID_COLLISIONS).map_err(open_error)?,
+            tallies: txn.open_table(TALLIES).map_err(open_error)?,
             counts,
         };
         // The counts are checked against redb's own before anything is added, so that a
@@ -176,6 +204,7 @@ impl<'txn> SmallWriter<'txn> {
             held(writer.id_collisions.len())?,
             counts.id_collisions,
         )?;
+        check_count("tallies", held(writer.tallies.len())?, counts.tallies)?;
         Ok(writer)
     }
 
@@ -209,6 +238,32 @@ impl<'txn> SmallWriter<'txn> {
                     self.counts.labels -= 1;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Adds `added` to the tally of `key`.
+    pub fn add_tally(&mut self, key: &str, added: CountBytes) -> SmallResult<()> {
+        let held = match self.tallies.get(key).map_err(|e| e.to_string())? {
+            Some(value) => {
+                let body = unseal(b"tallies", key.as_bytes(), value.value(), || {
+                    format!("tallies value of {key:?}")
+                })
+                .map_err(|error| error.0)?;
+                Some(decode_tally(key, body)?)
+            }
+            None => None,
+        };
+        let (count, bytes) = held.unwrap_or_default();
+        let mut value = Vec::with_capacity(16);
+        value.extend_from_slice(&(count + added.0).to_le_bytes());
+        value.extend_from_slice(&(bytes + added.1).to_le_bytes());
+        let sealed = seal(b"tallies", key.as_bytes(), value);
+        self.tallies
+            .insert(key, sealed.as_slice())
+            .map_err(|e| e.to_string())?;
+        if held.is_none() {
+            self.counts.tallies += 1;
         }
         Ok(())
     }
@@ -258,6 +313,9 @@ mod tests {
             writer.set_label("b", None).unwrap();
             writer.set_label("c", None).unwrap();
             writer.add_id_collision("x-long-id", 7).unwrap();
+            writer.add_tally("t:bash", (1, 100)).unwrap();
+            writer.add_tally("t:bash", (2, 50)).unwrap();
+            writer.add_tally("images", (3, 9)).unwrap();
             writer.counts
         };
         txn.commit().unwrap();
@@ -266,7 +324,8 @@ mod tests {
             StoredCounts {
                 children: 3,
                 labels: 1,
-                id_collisions: 1
+                id_collisions: 1,
+                tallies: 2,
             }
         );
         let read = db.begin_read().unwrap();
@@ -281,7 +340,12 @@ mod tests {
         assert!(load_labels(&labels, 0).is_err());
         let collisions = read.open_table(ID_COLLISIONS).unwrap();
         assert_eq!(load_id_collisions(&collisions, 1).unwrap()["x-long-id"], 7);
-        drop((children, labels, collisions, read));
+        let tallies = read.open_table(TALLIES).unwrap();
+        let loaded = load_tallies(&tallies, 2).unwrap();
+        assert_eq!(loaded["t:bash"], (3, 150), "additions add up");
+        assert_eq!(loaded["images"], (3, 9));
+        assert!(load_tallies(&tallies, 3).is_err(), "a key lost");
+        drop((children, labels, collisions, tallies, read));
 
         // A sealed value moved under another key fails its seal.
         let txn = db.begin_write().unwrap();

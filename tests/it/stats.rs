@@ -98,3 +98,65 @@ fn splits_by_type_role_tool_extension_and_images() {
         "the log holds the header and newlines too"
     );
 }
+
+/// The index keeps the tool, extension and image tallies as it indexes: the stats a handle
+/// gives from its unwritten lines, from the committed index after a reopen, after two handles
+/// took turns appending (each catching up on the other's lines before it wrote), and from an
+/// index rebuilt from the log are the same.
+#[test]
+fn tallies_agree_however_the_index_was_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Session::create(dir.path(), "/w", SessionOptions::default()).unwrap();
+    let log = first.log_path().to_path_buf();
+    let append_turn = |session: &mut Session, n: usize| {
+        session
+            .append_message(&format!(
+                r#"{{"role":"toolResult","toolCallId":"c{n}","toolName":"tool{}","content":[{{"type":"image","data":"{}"}}],"isError":false,"timestamp":{n}}}"#,
+                n % 3,
+                "B".repeat(n)
+            ))
+            .unwrap();
+        session
+            .append_custom_entry(&format!("ext/{}", n % 2), Some(r#"{"n":1}"#))
+            .unwrap();
+        session
+            .append_message(&format!(r#"{{"role":"weird{}","timestamp":{n}}}"#, n % 2))
+            .unwrap();
+    };
+    for n in 0..5 {
+        append_turn(&mut first, n);
+    }
+    let unwritten = first.size_stats().unwrap();
+    first.sync().unwrap();
+    let mut second = Session::open(&log, SessionOptions::default()).unwrap();
+    assert_eq!(second.size_stats().unwrap(), unwritten, "committed");
+    for n in 5..8 {
+        append_turn(&mut first, n);
+    }
+    first.sync().unwrap();
+    second.refresh().unwrap();
+    for n in 8..12 {
+        append_turn(&mut second, n);
+    }
+    second.sync().unwrap();
+    first.refresh().unwrap();
+    let taken_turns = first.size_stats().unwrap();
+    assert_eq!(second.size_stats().unwrap(), taken_turns);
+    assert_eq!(taken_turns.by_tool.len(), 3);
+    assert_eq!(taken_turns.by_custom_type.len(), 2);
+    assert_eq!(taken_turns.by_role["weird1"].count, 6);
+    assert_eq!(
+        taken_turns.images,
+        Tally {
+            count: 12,
+            bytes: (0..12).sum::<u64>()
+        }
+    );
+    drop((first, second));
+    let reopened = Session::open(&log, SessionOptions::default()).unwrap();
+    assert_eq!(reopened.size_stats().unwrap(), taken_turns, "reopened");
+    drop(reopened);
+    std::fs::remove_file(format!("{}.treelog", log.display())).unwrap();
+    let rebuilt = Session::open(&log, SessionOptions::default()).unwrap();
+    assert_eq!(rebuilt.size_stats().unwrap(), taken_turns, "rebuilt");
+}

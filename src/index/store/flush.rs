@@ -313,6 +313,23 @@ impl Store {
                         .set_label(target, value.as_ref())
                         .map_err(|e| index_error(path, e))?;
                 }
+                let mut tallies: std::collections::BTreeMap<&str, (u64, u64)> =
+                    std::collections::BTreeMap::new();
+                for add in self
+                    .overlay
+                    .tallies
+                    .iter()
+                    .filter(|add| add.seq >= write_from)
+                {
+                    let tally = tallies.entry(add.key.as_str()).or_default();
+                    tally.0 += add.added.0;
+                    tally.1 += add.added.1;
+                }
+                for (key, added) in tallies {
+                    small
+                        .add_tally(key, added)
+                        .map_err(|e| index_error(path, e))?;
+                }
                 let counts = small.counts;
                 drop(small);
                 let mut blocks = txn.open_table(BLOCKS).map_err(|e| index_error(path, e))?;

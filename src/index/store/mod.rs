@@ -28,6 +28,7 @@ mod schema;
 #[cfg(test)]
 pub(crate) mod tests;
 
+pub(crate) use overlay::TallyAdd;
 pub use schema::{SCHEMA_CHANGED_REASON, SCHEMA_VERSION};
 
 use std::cell::RefCell;

@@ -1,4 +1,4 @@
-//! The overlay: the records, ids, children and labels derived from lines not yet written to
+//! The overlay: the records, ids, children, labels and tallies derived from lines not yet written to
 //! redb. Plain data: filled by `index/apply.rs`, written out and emptied by `flush.rs`, read
 //! first by `reads.rs` and `ids.rs`. It must not read redb or the log.
 
@@ -6,6 +6,14 @@ use std::collections::HashMap;
 
 use crate::format::record::{LabelValue, Record};
 use crate::index::fast_map::FastMap;
+use crate::index::small_tables::CountBytes;
+
+/// What line `seq` adds to the tally of `key`: a count and bytes.
+pub(crate) struct TallyAdd {
+    pub seq: u64,
+    pub key: compact_str::CompactString,
+    pub added: CountBytes,
+}
 
 /// Index content derived from lines not yet written to redb. Sequence numbers in
 /// `records` are contiguous from `base_seq`.
@@ -21,6 +29,8 @@ pub(crate) struct Overlay {
     pub children: FastMap<u64, Vec<u64>>,
     /// `None` marks a label that was cleared.
     pub labels: HashMap<String, Option<LabelValue>>,
+    /// What each line adds to the tallies (`small_tables::TALLIES`), in file order.
+    pub tallies: Vec<TallyAdd>,
     pub base_len_bytes: u64,
     /// Keys of 8-hex ids handed out in increasing order by
     /// [`Store::reserved_entry_id`](super::Store::reserved_entry_id), which skips those the

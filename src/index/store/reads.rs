@@ -21,7 +21,7 @@ use crate::format::record::{DecodeError, LabelValue, Record, SEQ_NONE, StoredCou
 use crate::index::fast_map::FastMap;
 use crate::index::id_table::{self, IDS, IDS_NAME, IDS_RECENT, IDS_RECENT_NAME};
 use crate::index::links::Links;
-use crate::index::small_tables::{self, CHILDREN, ID_COLLISIONS, LABELS};
+use crate::index::small_tables::{self, CHILDREN, CountBytes, ID_COLLISIONS, LABELS, TALLIES};
 
 const LINKS_CACHE_LEN_MAX: usize = 1 << 16;
 
@@ -113,6 +113,7 @@ impl Store {
             loaded_children: OnceCell::new(),
             loaded_labels: OnceCell::new(),
             loaded_id_collisions: OnceCell::new(),
+            loaded_tallies: OnceCell::new(),
             records: txn.open_table(RECORDS).map_err(|e| index_error(&path, e))?,
             ids: txn.open_table(IDS).map_err(|e| index_error(&path, e))?,
             ids_recent: txn
@@ -125,6 +126,7 @@ impl Store {
                 .open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?,
             labels: txn.open_table(LABELS).map_err(|e| index_error(&path, e))?,
+            tallies: txn.open_table(TALLIES).map_err(|e| index_error(&path, e))?,
         })
     }
 
@@ -605,6 +607,33 @@ impl Store {
         Ok(cell.get_or_init(|| loaded))
     }
 
+    /// The committed tallies, read whole and checked once per committed state.
+    fn stored_tallies<'t>(
+        &self,
+        tables: &'t ReadTables,
+    ) -> Result<&'t BTreeMap<String, CountBytes>> {
+        self.small_table(&tables.loaded_tallies, || {
+            small_tables::load_tallies(&tables.tallies, tables.counts.tallies)
+        })
+    }
+
+    /// Every tally of the indexed lines (`format::size_facts`), by key: a group's prefix
+    /// letter, `:` and the name, or `small_tables::IMAGES_KEY`.
+    pub fn tallies(&self) -> Result<BTreeMap<String, CountBytes>> {
+        self.guard(|| {
+            let mut all = match &self.tables {
+                Some(tables) => self.stored_tallies(tables)?.clone(),
+                None => BTreeMap::new(),
+            };
+            for add in &self.overlay.tallies {
+                let tally = all.entry(add.key.to_string()).or_default();
+                tally.0 += add.added.0;
+                tally.1 += add.added.1;
+            }
+            Ok(all)
+        })
+    }
+
     /// Every label, as (target id, value), in target-id order.
     pub fn labels(&self) -> Result<Vec<(String, LabelValue)>> {
         self.guard(|| self.labels_unguarded())
@@ -663,6 +692,7 @@ impl Store {
             self.stored_children(tables)?;
             self.stored_labels(tables)?;
             self.stored_id_collisions(tables)?;
+            self.stored_tallies(tables)?;
             Ok(())
         })
     }
@@ -697,6 +727,11 @@ impl Store {
             .stored_bytes();
         total += tables
             .children
+            .stats()
+            .map_err(|e| self.read_error(e))?
+            .stored_bytes();
+        total += tables
+            .tallies
             .stats()
             .map_err(|e| self.read_error(e))?
             .stored_bytes();

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::id_index::merge_sorted_runs;
 use crate::format::record::StoredCounts;
 use crate::index::id_table::{self, IDS, IDS_NAME, IDS_RECENT, IDS_RECENT_NAME};
-use crate::index::small_tables::{CHILDREN, ID_COLLISIONS, LABELS};
+use crate::index::small_tables::{CHILDREN, ID_COLLISIONS, LABELS, TALLIES};
 use crate::index::writeback::Writeback;
 use crate::storage::LogStorage;
 
@@ -235,6 +235,7 @@ impl Store {
             txn.open_table(CHILDREN)
                 .map_err(|e| index_error(&path, e))?;
             txn.open_table(LABELS).map_err(|e| index_error(&path, e))?;
+            txn.open_table(TALLIES).map_err(|e| index_error(&path, e))?;
         }
         txn.commit().map_err(|e| index_error(&path, e))?;
         self.committed = fresh.committed;

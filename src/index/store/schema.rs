@@ -13,10 +13,11 @@ use super::handle::index_error;
 use crate::error::Result;
 use crate::format::record::{DecodeError, LabelValue, State, StoredCounts};
 use crate::index::fast_map::FastMap;
+use crate::index::small_tables::CountBytes;
 
 /// Bumped whenever a table or a layout changes, or the rules that derive records from lines
 /// (format-spec/index.md §6); an index of any other version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 /// The rebuild reason ([`IndexState::Rebuilt`](super::IndexState::Rebuilt)) of an index of
 /// another schema version.
@@ -39,6 +40,7 @@ pub(super) struct ReadTables {
     pub(super) id_collisions: ReadOnlyTable<&'static str, &'static [u8]>,
     pub(super) children: ReadOnlyTable<(u64, u64), u32>,
     pub(super) labels: ReadOnlyTable<&'static str, &'static [u8]>,
+    pub(super) tallies: ReadOnlyTable<&'static str, &'static [u8]>,
     /// The key counts of the state committed with these tables (read in the same
     /// transaction): the small tables are checked against them when they are read whole.
     pub(super) counts: StoredCounts,
@@ -46,6 +48,7 @@ pub(super) struct ReadTables {
     pub(super) loaded_children: OnceCell<FastMap<u64, Vec<u64>>>,
     pub(super) loaded_labels: OnceCell<BTreeMap<String, LabelValue>>,
     pub(super) loaded_id_collisions: OnceCell<HashMap<String, u64>>,
+    pub(super) loaded_tallies: OnceCell<BTreeMap<String, CountBytes>>,
 }
 
 /// The key counts of the small tables that the state in `meta` records.

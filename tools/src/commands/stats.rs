@@ -19,8 +19,8 @@ use crate::out::Out;
 /// customType of custom and custom_message entries), the images inside messages and the bytes
 /// of their data, the largest entries (id, type, bytes), and the share of the log on the active
 /// branch and in the current context. Over several sessions (a directory), the sessions by
-/// size, then the same split over all of them. Types, sizes and the branch come from the
-/// index; the log is read once, in order, for tool and extension names and images.
+/// size, then the same split over all of them. All of it comes from the index, which keeps
+/// these tallies as it indexes each line; only the largest entries' lines are read.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Session logs (.jsonl), directories to search for *.jsonl, or s3://BUCKET/KEY logs.
