@@ -188,3 +188,40 @@ pub fn context_path(transcript: &Transcript) -> Vec<usize> {
         .map(|leaf| transcript.path_to(leaf))
         .unwrap_or_default()
 }
+
+/// The messages Claude Code assembles from the context path (format-spec/claude-code.md §5):
+/// each `user` and `assistant` line's `message` in path order, consecutive lines of one role
+/// one message (a string content becomes a `text` block). Attachments and `system` lines are
+/// not messages; where the client places rendered attachments is not reproduced.
+pub fn context(bytes: &[u8], transcript: &Transcript) -> Vec<Value> {
+    let mut messages: Vec<Value> = Vec::new();
+    for entry in context_path(transcript) {
+        let line = transcript.line_of(entry);
+        if line.kind != "user" && line.kind != "assistant" {
+            continue;
+        }
+        let Some(map) = bytes
+            .get(line.offset..line.offset + line.len)
+            .and_then(object)
+        else {
+            continue;
+        };
+        let blocks = match map.get("message").and_then(|m| m.get("content")) {
+            Some(Value::String(text)) => vec![serde_json::json!({"type": "text", "text": text})],
+            Some(Value::Array(blocks)) => blocks.clone(),
+            _ => continue,
+        };
+        let same_role = messages
+            .last()
+            .is_some_and(|m| m.get("role").and_then(Value::as_str) == Some(line.kind.as_str()));
+        if same_role
+            && let Some(Value::Array(content)) =
+                messages.last_mut().and_then(|m| m.get_mut("content"))
+        {
+            content.extend(blocks);
+        } else {
+            messages.push(serde_json::json!({"role": line.kind, "content": blocks}));
+        }
+    }
+    messages
+}

@@ -8,12 +8,28 @@
 //! - `detect.rs`: [`detect`], the format from a file's first bytes.
 //! - `claude_code.rs`: a Claude Code session as a tree, its leaf and its line classes.
 //! - `codex.rs`: a Codex rollout as a chain, and the context Codex sends next.
+//! - `summary.rs`: [`Summary`], a session's id, title, times and counts.
+//! - `text.rs`: [`line_text`], the readable text of a line, as search and export read it.
 
 pub mod claude_code;
 pub mod codex;
 mod detect;
 mod lines;
+mod summary;
+mod text;
 mod transcript;
 
 pub use detect::{DETECT_LINES_MAX, detect};
+pub use summary::{Summary, summarize};
+pub use text::{LineText, line_text};
 pub use transcript::{Entry, Format, Line, Problem, ProblemKind, Transcript};
+
+/// A Claude Code session or a Codex rollout read from its bytes, or `None` when the bytes
+/// are neither's ([`detect`] decides; a pi session is `None` too).
+pub fn read(bytes: &[u8]) -> Option<Transcript> {
+    match detect(bytes)? {
+        Format::ClaudeCode => Some(claude_code::parse(bytes)),
+        Format::Codex => Some(codex::parse(bytes)),
+        Format::Pi => None,
+    }
+}

@@ -12,6 +12,26 @@ pub enum Format {
     Codex,
 }
 
+impl Format {
+    /// The name `--agent` takes and JSON output writes: `pi`, `claude`, `codex`.
+    pub fn agent_name(self) -> &'static str {
+        match self {
+            Format::Pi => "pi",
+            Format::ClaudeCode => "claude",
+            Format::Codex => "codex",
+        }
+    }
+
+    /// The name people know the format by: `pi`, `Claude Code`, `Codex`.
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Format::Pi => "pi",
+            Format::ClaudeCode => "Claude Code",
+            Format::Codex => "Codex",
+        }
+    }
+}
+
 /// One JSON line of the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Line {

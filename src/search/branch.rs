@@ -1,10 +1,16 @@
 //! Which hits stand on their session's active path: the path from the leaf the session opens
 //! at (its last entry, as pi opens it) to the root, read through the library's `Session`
-//! (read-only when the search writes nothing), once per session a search reports.
+//! (read-only when the search writes nothing), once per session a search reports. A Claude
+//! Code session or a Codex rollout is read by `crate::agents` instead, never opened as a
+//! pi session (which would write a sidecar beside it): its active path runs from the leaf its
+//! client resumes at, and a rollout is one path.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use std::io::Read;
+
+use crate::agents::Format;
 use crate::{Session, SessionOptions};
 
 /// Which branches a search covers.
@@ -18,9 +24,16 @@ pub enum Branches {
 }
 
 /// One session's active path: its ids, and the session to tell which line an id names.
-struct ActivePath {
-    session: Session,
-    ids: HashSet<String>,
+enum ActivePath {
+    Pi {
+        session: Session,
+        ids: HashSet<String>,
+    },
+    /// Another agent's session: the byte offsets of the lines on its active path.
+    Other {
+        format: Format,
+        offsets: HashSet<u64>,
+    },
 }
 
 /// The active paths of the sessions a search reports, each read once.
@@ -47,29 +60,67 @@ impl ActivePaths {
     /// is on the path and names the line at that offset. An entry without an id, or of a log
     /// the session API cannot open, is on no active path.
     pub(crate) fn contains(&mut self, log: &Path, id: &str, offset_bytes: u64) -> bool {
-        if id.is_empty() {
-            return false;
-        }
         let options = &self.options;
         let path = self
             .paths
             .entry(log.to_path_buf())
             .or_insert_with(|| open(log, options.clone()));
-        let Some(path) = path else {
-            return false;
-        };
-        path.ids.contains(id)
-            && path
-                .session
-                .entry(id)
-                .ok()
-                .flatten()
-                .is_some_and(|entry| entry.offset_bytes == offset_bytes)
+        match path {
+            Some(ActivePath::Pi { session, ids }) => {
+                !id.is_empty()
+                    && ids.contains(id)
+                    && session
+                        .entry(id)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|entry| entry.offset_bytes == offset_bytes)
+            }
+            Some(ActivePath::Other { offsets, .. }) => offsets.contains(&offset_bytes),
+            None => false,
+        }
+    }
+
+    /// The agent whose session `log` is (after [`ActivePaths::contains`] read it): pi's,
+    /// unless the log is a Claude Code session or a Codex rollout.
+    pub(crate) fn format(&self, log: &Path) -> Format {
+        match self.paths.get(log) {
+            Some(Some(ActivePath::Other { format, .. })) => *format,
+            _ => Format::Pi,
+        }
     }
 }
 
+/// Bytes of a log's start read to tell its format.
+const HEAD_BYTES_MAX: u64 = 1 << 20;
+
 fn open(log: &Path, options: SessionOptions) -> Option<ActivePath> {
-    let session = Session::open(log, options).ok()?;
-    let ids = session.path_ids(None).ok()?.into_iter().collect();
-    Some(ActivePath { session, ids })
+    let mut head = Vec::new();
+    std::fs::File::open(log)
+        .ok()?
+        .take(HEAD_BYTES_MAX)
+        .read_to_end(&mut head)
+        .ok()?;
+    match crate::agents::detect(&head) {
+        Some(Format::ClaudeCode | Format::Codex) => {
+            let bytes = std::fs::read(log).ok()?;
+            let transcript = crate::agents::read(&bytes)?;
+            let offsets = match transcript.leaf {
+                Some(leaf) => transcript
+                    .path_to(leaf)
+                    .into_iter()
+                    .map(|entry| transcript.line_of(entry).offset as u64)
+                    .collect(),
+                None => HashSet::new(),
+            };
+            Some(ActivePath::Other {
+                format: transcript.format,
+                offsets,
+            })
+        }
+        _ => {
+            let session = Session::open(log, options).ok()?;
+            let ids = session.path_ids(None).ok()?.into_iter().collect();
+            Some(ActivePath::Pi { session, ids })
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! Searchable: user and assistant text, thinking, tool-call names and argument values, tool
 //! results, bash commands and their output, custom messages, compaction and branch summaries,
 //! session names and labels. Never keys, ids, base64 images, usage numbers or signatures.
+//! Lines of Claude Code sessions and Codex rollouts are read by `crate::agents::line_text`.
 
 use crate::format::json_scan;
 use crate::format::line::{self, EntryKind, Line};
@@ -48,8 +49,11 @@ pub fn header_version(text: &str) -> Option<u32> {
 /// ([`message_role`]), so that the text indexed is the text a context shows.
 pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
     let Line::Entry(entry) = line::classify(text, legacy_v1, false) else {
-        return None;
+        return other_agent(text);
     };
+    if entry.kind == EntryKind::Other {
+        return other_agent(text);
+    }
     let found = json_scan::scan(
         text,
         &["type", "message", "content", "summary", "name", "label"],
@@ -87,6 +91,24 @@ pub fn extract(text: &str, legacy_v1: bool) -> Option<Extracted> {
         role,
         timestamp: entry.timestamp.map(|timestamp| timestamp.into_owned()),
         text: out,
+    })
+}
+
+/// The searchable text of a line of a Claude Code session or a Codex rollout (which pi reads
+/// as opaque lines or entries of another type), read by [`crate::agents::line_text`].
+fn other_agent(text: &str) -> Option<Extracted> {
+    let found = crate::agents::line_text(text.as_bytes())?;
+    Some(Extracted {
+        kind: match found.type_name {
+            "compaction" => EntryKind::Compaction,
+            "session_info" => EntryKind::SessionInfo,
+            _ => EntryKind::Message,
+        },
+        type_name: found.type_name.to_owned(),
+        id: found.id,
+        role: found.role,
+        timestamp: found.timestamp,
+        text: found.text,
     })
 }
 

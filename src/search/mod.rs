@@ -137,12 +137,16 @@ pub struct Hit {
     /// which a context edit removed from the model's view or replaced (`Some(false)` for the
     /// index's hits); `None` when the search did not include edited entries.
     pub original: Option<bool>,
+    /// The agent whose session the log is: `pi`, `claude` or `codex`
+    /// ([`crate::agents::Format::agent_name`]).
+    pub agent: &'static str,
 }
 
 impl Hit {
     /// The hit as `treelog search --json` prints it: exactly the keys `session`, `line`, `id`,
-    /// `type`, `role` (null when none), `timestamp`, `score`, `snippet`, `edited` and
-    /// `activePath`, and `original` after them when the search included edited entries.
+    /// `type`, `role` (null when none), `timestamp`, `score`, `snippet`, `edited`,
+    /// `activePath` and `agent`, and `original` after them when the search included edited
+    /// entries.
     pub fn to_json(&self) -> String {
         let mut json = serde_json::json!({
             "session": self.session.display().to_string(),
@@ -155,6 +159,7 @@ impl Hit {
             "snippet": self.snippet,
             "edited": self.edited,
             "activePath": self.active_path,
+            "agent": self.agent,
         });
         if let (Some(original), Some(object)) = (self.original, json.as_object_mut()) {
             object.insert("original".into(), original.into());
@@ -592,6 +597,7 @@ fn original_hit(found: originals::OriginalHit) -> (String, Hit) {
         edited: false,
         active_path: found.active_path,
         original: Some(true),
+        agent: found.agent,
     };
     (found.key, hit)
 }
@@ -671,7 +677,9 @@ fn hit(
     let timestamp = text_of(fields.timestamp);
     let id = text_of(fields.id).unwrap_or_default();
     let active_path = active_paths.contains(&session, &id, offset);
+    let agent = active_paths.format(&session).agent_name();
     let hit = Hit {
+        agent,
         line,
         id,
         type_name: text_of(fields.type_name).unwrap_or_default(),

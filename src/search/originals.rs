@@ -40,6 +40,8 @@ pub(super) struct OriginalHit {
     pub snippet: String,
     pub highlights: Vec<Range<usize>>,
     pub active_path: bool,
+    /// The agent whose session the log is.
+    pub agent: &'static str,
 }
 
 /// What the originals of one search are matched and shown with.
@@ -91,6 +93,7 @@ pub(super) fn original_hits(
             snippet,
             highlights,
             active_path,
+            agent: active_paths.format(session).agent_name(),
         });
     }
     found

@@ -70,6 +70,7 @@ pub enum ConflictPolicy {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    super::foreign::refuse_other(&args.file)?;
     let options = SessionOptions {
         durability: args.sync.durability(),
         on_conflict: match args.on_conflict {

@@ -104,7 +104,9 @@ fn logs(paths: &[PathBuf]) -> Vec<Found> {
                 bytes: 0,
             }));
         } else {
-            found.extend(collect_logs(std::slice::from_ref(path)));
+            found.extend(super::foreign::refuse_found(collect_logs(
+                std::slice::from_ref(path),
+            )));
         }
     }
     found

@@ -48,6 +48,24 @@ pub enum Compat {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if let Some(format) = super::foreign::detect_file(&args.file) {
+        if args.leaf.is_some()
+            || args.entries
+            || args.projection
+            || args.pi_compat != Compat::Current
+        {
+            return Err(CliError::input(
+                args.file.display().to_string(),
+                format!(
+                    "a {} session: --leaf, --entries, --projection and --pi-compat are pi's; \
+                     its context is the one its own client sends next",
+                    format.display_name()
+                ),
+            ));
+        }
+        let foreign = super::foreign::load(&args.file)?;
+        return super::foreign::context(&foreign, out);
+    }
     if args.pi_compat == Compat::V0_73 && (args.entries || args.projection) {
         return Err(CliError::input(
             "--pi-compat 0.73",

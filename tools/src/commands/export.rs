@@ -47,6 +47,19 @@ pub enum Format {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if let Some(format) = super::foreign::detect_file(&args.file) {
+        if args.leaf.is_some() || args.dropped {
+            return Err(CliError::input(
+                args.file.display().to_string(),
+                format!(
+                    "a {} session: --leaf and --dropped are for pi sessions",
+                    format.display_name()
+                ),
+            ));
+        }
+        let foreign = super::foreign::load(&args.file)?;
+        return super::foreign::export(&foreign, args.format == Format::Json, out);
+    }
     let mut session = super::open_default(&args.file)?;
     if super::content(&mut session)? == super::Content::Empty {
         return Err(CliError::input(

@@ -32,6 +32,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if super::foreign::detect_file(&args.file).is_some() {
+        let foreign = super::foreign::load(&args.file)?;
+        return super::foreign::info(&foreign, args.json, out);
+    }
     let mut session = super::open_default(&args.file)?;
     let empty = super::content(&mut session)? == super::Content::Empty;
     let mut info = collect(&mut session)?;

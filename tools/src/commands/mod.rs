@@ -8,6 +8,7 @@ pub mod completions;
 pub mod context;
 pub mod demo;
 pub mod export;
+pub mod foreign;
 pub mod info;
 pub mod list;
 pub mod list_store;
@@ -48,6 +49,11 @@ pub fn open_existing(path: &Path, options: SessionOptions) -> Result<Opened, Cli
     }
     if crate::files::is_sidecar(path) {
         return Err(crate::files::sidecar_error(path));
+    }
+    // Another agent's file is never opened as a pi session: its sidecar would be written
+    // beside it, and an append would write pi's lines into it.
+    if let Some(format) = foreign::detect_file(path) {
+        return Err(foreign::refuse(path, format));
     }
     let metadata = std::fs::metadata(path).map_err(|e| CliError::io(path, "open the log", e))?;
     if !metadata.is_file() {

@@ -56,6 +56,7 @@ pub struct PullArgs {
 }
 
 pub fn run_push(args: PushArgs, out: &mut Out) -> Result<(), CliError> {
+    super::foreign::refuse_other(&args.file)?;
     let address = parse_required(&args.address)?;
     let copied = treelog::object_store::push(&args.file, &address).map_err(cli_error)?;
     report(

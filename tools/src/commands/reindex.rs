@@ -83,7 +83,7 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         return reindex_search(&args, out);
     }
     let started = Instant::now();
-    let found = collect_logs(&args.paths);
+    let found = super::foreign::refuse_found(collect_logs(&args.paths));
     let mut tally = Tally::default();
     let bar = if args.quiet {
         indicatif::ProgressBar::hidden()

@@ -29,6 +29,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    super::foreign::refuse_other(&args.file)?;
     let metadata =
         std::fs::metadata(&args.file).map_err(|e| CliError::io(&args.file, "open the log", e))?;
     if !metadata.is_file() {

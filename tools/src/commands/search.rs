@@ -62,8 +62,13 @@ const HIGHLIGHT_OFF: &str = "\x1b[0m";
 /// holds it), and such hits are marked `[original]` (`"original": true` in --json).
 ///
 /// Output: one hit per line,
-/// `FILE:LINE  ROLE  TIMESTAMP  [edited] [original] [off-path] snippet`
-/// (the markers only when they apply). Exit 0 when there is a hit, 1 when there is none, 2 on
+/// `FILE:LINE  ROLE  TIMESTAMP  [AGENT] [edited] [original] [off-path] snippet`
+/// (the markers only when they apply; AGENT for another agent's session than pi's).
+///
+/// Claude Code sessions (~/.claude/projects) and Codex rollouts (~/.codex/sessions) found
+/// under a PATH are searched too, read-only (their messages, tool calls and results,
+/// thinking, summaries and titles); each hit names its agent ("agent" in --json: pi, claude,
+/// codex) and --agent keeps one agent's. Exit 0 when there is a hit, 1 when there is none, 2 on
 /// bad usage or an unreadable PATH (an OpenClaw address: a missing state directory, database,
 /// agent or session, or a row that does not decode, named after the address; an s3:// address:
 /// no such log or bucket, or a segment that cannot be read, named with the store's answer).
@@ -104,12 +109,42 @@ pub struct Args {
     #[arg(long)]
     pub include_edited: bool,
     /// One JSON object per hit: {"session","line","id","type","role","timestamp","score",
-    /// "snippet","edited","activePath"}; `edited`: a context edit replaced the entry's text
+    /// "snippet","edited","activePath","agent"}; `edited`: a context edit replaced the entry's text
     /// (the hit is the replacement's), `activePath`: the entry is on its session's active path.
     /// With --include-edited each object ends with `original`: the hit is the entry's original
     /// text, which a context edit removed or replaced.
     #[arg(long)]
     pub json: bool,
+    /// Only the sessions of this agent: pi, claude (Claude Code), codex (Codex CLI) or
+    /// openclaw (OpenClaw sessions named by openclaw:// addresses).
+    #[arg(long, value_enum)]
+    pub agent: Option<Agent>,
+}
+
+/// An agent whose sessions `--agent` keeps.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agent {
+    Pi,
+    Claude,
+    Codex,
+    Openclaw,
+}
+
+impl Agent {
+    /// Whether `hit` is from a session of this agent (an OpenClaw session's hit is named by
+    /// its openclaw:// address; its lines are pi's).
+    fn keeps(self, hit: &Hit) -> bool {
+        let openclaw = hit
+            .session
+            .to_str()
+            .is_some_and(|s| s.starts_with("openclaw://"));
+        match self {
+            Agent::Openclaw => openclaw,
+            Agent::Pi => hit.agent == "pi" && !openclaw,
+            Agent::Claude => hit.agent == "claude",
+            Agent::Codex => hit.agent == "codex",
+        }
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,7 +198,11 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                 .map(|text| time_ms(text, "--until", true))
                 .transpose()?,
         },
-        limit: usize::try_from(args.limit).unwrap_or(usize::MAX),
+        // With --agent every hit is read and the limit applies to the agent's.
+        limit: match args.agent {
+            Some(_) => usize::MAX,
+            None => usize::try_from(args.limit).unwrap_or(usize::MAX),
+        },
         sort: match args.sort {
             Sort::Score => SortOrder::Score,
             Sort::Newest => SortOrder::Newest,
@@ -184,7 +223,11 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
     let notices = Notices::new(BAR_BYTES_MIN);
     let hits = treelog::search::search_paths(&paths, &query, &options, &notices);
     notices.finish();
-    let hits = hits?;
+    let mut hits = hits?;
+    if let Some(agent) = args.agent {
+        hits.retain(|hit| agent.keeps(hit));
+        hits.truncate(usize::try_from(args.limit).unwrap_or(usize::MAX));
+    }
     let highlight = !args.json && std::io::stdout().is_terminal();
     for hit in &hits {
         if args.json {
@@ -243,11 +286,15 @@ fn human_line(hit: &Hit, highlight: bool) -> String {
     }
     snippet.push_str(&shown(&hit.snippet[at..]));
     format!(
-        "{}:{}  {}  {}  {}{}{}{}",
+        "{}:{}  {}  {}  {}{}{}{}{}",
         shown(&hit.session.display().to_string()),
         hit.line,
         shown(hit.role.as_deref().unwrap_or(&hit.type_name)),
         shown(hit.timestamp.as_deref().unwrap_or("-")),
+        match hit.agent {
+            "pi" => String::new(),
+            agent => format!("[{agent}] "),
+        },
         if hit.edited { "[edited] " } else { "" },
         if hit.original == Some(true) {
             "[original] "

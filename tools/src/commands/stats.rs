@@ -39,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
-    let found = collect_logs(&args.paths);
+    let found = super::foreign::refuse_found(collect_logs(&args.paths));
     if found.is_empty() {
         crate::terminal::eprint_line(&nothing_found(&args.paths));
         return Ok(());

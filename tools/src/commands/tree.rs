@@ -33,6 +33,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
+    if super::foreign::detect_file(&args.file).is_some() {
+        let foreign = super::foreign::load(&args.file)?;
+        return super::foreign::tree(&foreign, args.json, out);
+    }
     let session = super::open_default(&args.file)?;
     if args.json {
         return print_json(&session, out);

@@ -69,6 +69,9 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
                     Some(address) => address.and_then(|address| {
                         super::push_pull::verify(&address, args.full, &crate::sidecars::options())
                     }),
+                    None if super::foreign::detect_file(&log.path).is_some() => {
+                        super::foreign::verify(&log.path)
+                    }
                     None => verify_log_with(&log.path, args.full, &crate::sidecars::options())
                         .map_err(CliError::from),
                 })
