@@ -26,7 +26,7 @@ pub enum Branches {
 /// One session's active path: its ids, and the session to tell which line an id names.
 enum ActivePath {
     Pi {
-        session: Session,
+        session: Box<Session>,
         ids: HashSet<String>,
     },
     /// Another agent's session: the byte offsets of the lines on its active path.
@@ -120,7 +120,10 @@ fn open(log: &Path, options: SessionOptions) -> Option<ActivePath> {
         _ => {
             let session = Session::open(log, options).ok()?;
             let ids = session.path_ids(None).ok()?.into_iter().collect();
-            Some(ActivePath::Pi { session, ids })
+            Some(ActivePath::Pi {
+                session: Box::new(session),
+                ids,
+            })
         }
     }
 }

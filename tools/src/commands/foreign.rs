@@ -15,7 +15,7 @@ use crate::preview;
 
 /// Bytes of a file's start read first to tell its format: pi's header and Codex's
 /// `session_meta` are the first line.
-const HEAD_BYTES_FIRST: u64 = 64 << 10;
+const HEAD_BYTES_FIRST: u64 = 4 << 10;
 /// Bytes read at most when those do not decide: a Claude Code session may open with long
 /// attachment lines.
 const HEAD_BYTES_MAX: u64 = 1 << 20;
@@ -257,6 +257,7 @@ pub fn tree(foreign: &Foreign, json_out: bool, out: &mut Out) -> Result<(), CliE
             let role = text
                 .as_ref()
                 .and_then(|t| t.role.clone())
+                .filter(|role| *role != line.kind)
                 .map_or(String::new(), |role| format!(" {role}"));
             let preview = text.as_ref().map_or(String::new(), |t| {
                 format!(": {}", preview::one_line(&t.text, 60))

@@ -32,6 +32,14 @@ use crate::preview;
 /// level), each named by its s3:// address and opened with its index from the local cache
 /// (--index-dir, else $XDG_CACHE_HOME/treelog; built on first use by reading the log once),
 /// several at once. The store is named by the environment, as for push and pull.
+///
+/// A named DIR may hold Claude Code sessions (~/.claude/projects) or Codex rollouts
+/// (~/.codex/sessions), at any depth: they are read whole (read-only, no index) and listed
+/// after pi's sessions in a table of their own, latest activity first: last activity, agent,
+/// size (KiB, as Claude Code's resume picker writes it), messages, title (the one the
+/// client's resume picker shows) and path; with --json one object each: {"path", "agent",
+/// "id", "cwd", "title", "created", "modified" (last activity), "messageCount", "bytes",
+/// "size"}.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The directory to look in, or s3://BUCKET/PREFIX/.
@@ -45,6 +53,17 @@ pub struct Args {
     /// found of its sidecar index, as in `info --json`}.
     #[arg(long)]
     pub json: bool,
+    /// Only the sessions of this agent: pi, claude (Claude Code) or codex (Codex CLI).
+    #[arg(long, value_enum)]
+    pub agent: Option<Agent>,
+}
+
+/// An agent whose sessions `--agent` keeps.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agent {
+    Pi,
+    Claude,
+    Codex,
 }
 
 pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
@@ -79,7 +98,24 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         print_error(&nothing_found(std::slice::from_ref(&dir)));
         return Ok(());
     }
-    let files = session_files(&dir)?;
+    let mut files = session_files(&dir)?;
+    // Another agent's files are never read as pi sessions (which writes their sidecars).
+    files.retain(|path| super::foreign::detect_file(path).is_none());
+    if args.agent.is_some_and(|agent| agent != Agent::Pi) {
+        files.clear();
+    }
+    let mut others = Vec::new();
+    if explicit && args.agent != Some(Agent::Pi) {
+        others = super::list_agents::files_under(&dir);
+        others.retain(|(_, format)| match args.agent {
+            Some(Agent::Claude) => *format == treelog::agents::Format::ClaudeCode,
+            Some(Agent::Codex) => *format == treelog::agents::Format::Codex,
+            _ => true,
+        });
+    }
+    if !others.is_empty() {
+        return report_with_others(&args, &dir, &files, &others, out);
+    }
     let mut found = Found {
         place: dir.display().to_string(),
         logs: files.len(),
@@ -98,6 +134,75 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
         },
     )?;
     report(&args, found, out)
+}
+
+/// Lists pi's sessions of `dir` (when it holds any) and then the other agents' `others`.
+fn report_with_others(
+    args: &Args,
+    dir: &std::path::Path,
+    files: &[PathBuf],
+    others: &[(PathBuf, treelog::agents::Format)],
+    out: &mut Out,
+) -> Result<(), CliError> {
+    let mut failed_pi = 0;
+    if !files.is_empty() {
+        let mut found = Found {
+            place: dir.display().to_string(),
+            logs: files.len(),
+            sessions: Vec::with_capacity(files.len()),
+            failed: Vec::new(),
+        };
+        for_each_ordered(
+            files,
+            |path| session_info_with(path, &crate::sidecars::options()),
+            |_, info| {
+                match info {
+                    Ok(info) => found.sessions.push(info),
+                    Err(error) => found.failed.push(error.to_string()),
+                }
+                Ok(())
+            },
+        )?;
+        match report(args, found, out) {
+            Err(CliError::SomeFailed { count }) => failed_pi = count,
+            other => other?,
+        }
+    }
+    let mut rows = Vec::with_capacity(others.len());
+    let mut failed = 0;
+    for_each_ordered(
+        others,
+        |(path, _)| super::list_agents::read_row(path),
+        |_, row| {
+            match row {
+                Ok(row) => rows.push(row),
+                Err(error) => {
+                    failed += 1;
+                    print_error(&error);
+                }
+            }
+            Ok(())
+        },
+    )?;
+    rows.retain(|row| {
+        args.cwd
+            .as_deref()
+            .is_none_or(|cwd| row.cwd.as_deref() == Some(cwd))
+    });
+    super::list_agents::sort_by_activity(&mut rows);
+    super::list_agents::print(&rows, args.json, out)?;
+    out.flush()?;
+    print_error(&format!(
+        "listed {} Claude Code / Codex session(s) under {}, {failed} could not be read",
+        rows.len(),
+        dir.display()
+    ));
+    if failed + failed_pi > 0 {
+        return Err(CliError::SomeFailed {
+            count: failed + failed_pi,
+        });
+    }
+    Ok(())
 }
 
 /// The sessions read under one place (a directory, an `s3://` prefix).

@@ -11,6 +11,7 @@ pub mod export;
 pub mod foreign;
 pub mod info;
 pub mod list;
+pub mod list_agents;
 pub mod list_store;
 pub mod man;
 pub mod openclaw;

@@ -4,6 +4,7 @@
 //! `object_store_cli.rs` stays a binary of its own (the object-store tests). Helpers shared with
 //! the library's tests are the `treelog-testkit` crate (testkit/).
 
+mod agents;
 mod audit;
 mod cli;
 mod cli_consistency;
