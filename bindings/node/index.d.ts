@@ -486,6 +486,8 @@ export interface SearchHit {
     edited: boolean;
     /** The entry is on its session's active path (from the leaf the session opens at to the root). */
     activePath: boolean;
+    /** The agent whose session the log is: "pi", "claude" (Claude Code) or "codex" (Codex CLI). */
+    agent: string;
     /** Only with `includeEdited`: the hit is the entry's original text, which a context edit removed from the model's view or replaced (read from the log; the index never holds it). */
     original?: boolean;
 }

@@ -95,6 +95,10 @@ const HEAD_BYTES_MAX: u64 = 1 << 20;
 
 fn open(log: &Path, options: SessionOptions) -> Option<ActivePath> {
     let mut head = Vec::new();
+    // Checked before the open: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(log).ok()?.is_file() {
+        return None;
+    }
     std::fs::File::open(log)
         .ok()?
         .take(HEAD_BYTES_MAX)

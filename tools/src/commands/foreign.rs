@@ -37,6 +37,10 @@ pub fn detect_file(path: &Path) -> Option<Format> {
     if text.starts_with("openclaw://") || text.starts_with("s3://") {
         return None;
     }
+    // Checked before the open: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
     let file = std::fs::File::open(path).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;

@@ -109,6 +109,7 @@ fn json_hits_have_the_keys_and_match_a_scan() {
                     "snippet",
                     "edited",
                     "activePath",
+                    "agent",
                 ]
             );
             assert!(hit["score"].as_f64().unwrap() > 0.0);
