@@ -11,6 +11,7 @@
 //! - `reports.rs`: the audit of compactions and the size stats, over the whole session.
 //! - `recovery.rs`: a query or append that finds the index damaged rebuilds it and answers.
 //! - `tree_view.rs`: pi's `/tree` selector over the index (its rules: `crate::tree_view`).
+//! - `usage_entries.rs`: the entries pi's `/session` sums read, cut down to what they read.
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,7 @@ mod recovery;
 mod reports;
 mod tree_view;
 mod types;
+mod usage_entries;
 
 pub use header::Header;
 pub use types::{

@@ -84,6 +84,29 @@ export function indexedSessionStats(manager) {
   return nativeOf(manager)?.sessionStats() ?? undefined;
 }
 
+/** How many records one read of the entries pi's /session sums takes at most. */
+const USAGE_ENTRIES_PER_READ = 65536;
+
+/**
+ * The entries pi's /session sums read (getUsageCostBreakdown, computeCacheWaste), in file
+ * order, each cut down to the fields those sums read (native usageEntries): what those
+ * functions answer over getEntries() they answer over this array. Undefined for a manager that
+ * is not this module's, or when pi's own code must read the entries.
+ */
+export function indexedUsageEntries(manager) {
+  const native = nativeOf(manager);
+  if (!native) return undefined;
+  const entries = [];
+  for (let from = 0; from !== null; ) {
+    const text = native.usageEntries(from, USAGE_ENTRIES_PER_READ);
+    if (text === null) return undefined;
+    const [next, batch] = JSON.parse(text);
+    for (const entry of batch) entries.push(entry);
+    from = next;
+  }
+  return entries;
+}
+
 /**
  * The part of getBranch() from the latest compaction on it (that compaction first), the same
  * entry values getBranch() holds; the whole branch when it has no compaction. Undefined for a

@@ -35,3 +35,4 @@ mod search;
 mod session_api;
 mod session_ids;
 mod stats;
+mod usage_entries;

@@ -29,6 +29,7 @@ import * as compactionCount from "./replacements/compaction-count.mjs";
 import * as footerUsage from "./replacements/footer-usage.mjs";
 import * as resumeList from "./replacements/resume-list.mjs";
 import * as sessionStats from "./replacements/session-stats.mjs";
+import * as sessionUsage from "./replacements/session-usage.mjs";
 import * as treeView from "./replacements/tree-view.mjs";
 
 const TREELOG_MODULE_URL = new URL("../index.js", import.meta.url).href;
@@ -44,6 +45,7 @@ export const REPLACEMENTS = [
   { module: footerUsage, url: here("footer-usage.mjs") },
   { module: branchSinceCompaction, url: here("branch-since-compaction.mjs") },
   { module: sessionStats, url: here("session-stats.mjs") },
+  { module: sessionUsage, url: here("session-usage.mjs") },
   { module: treeView, url: here("tree-view.mjs") },
   { module: resumeList, url: here("resume-list.mjs") },
 ];

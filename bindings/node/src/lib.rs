@@ -595,6 +595,27 @@ impl NativeSession {
         })
     }
 
+    /// The entries pi's `/session` sums read among the `max_records` records from `from`,
+    /// cut down to what those sums read (`Session::usage_entries_json`), as the JSON text
+    /// `[NEXT, [ENTRY, ...]]` where NEXT is the record to ask from next, or null after the
+    /// last; null when pi's own code must read the entries.
+    #[napi]
+    pub fn usage_entries(&mut self, from: u32, max_records: u32) -> Result<Option<String>> {
+        self.query(|session| {
+            let Some((entries, next)) =
+                session.usage_entries_json(u64::from(from), u64::from(max_records))?
+            else {
+                return Ok(None);
+            };
+            let next = if next < session.record_count() {
+                next.to_string()
+            } else {
+                "null".to_string()
+            };
+            Ok(Some(format!("[{next},{entries}]")))
+        })
+    }
+
     /// The sequence numbers of the path to the handle's leaf from its nearest compaction on
     /// (`Session::path_since_compaction`); empty without a leaf.
     #[napi]

@@ -115,3 +115,62 @@ test(`the terminal UI under tmux on ${entries.toLocaleString("en")} entries: res
   );
 });
 }
+
+/** A usage with its cost split as providers report it. */
+const pricedUsage = (input, output, cacheRead, cacheWrite) => ({
+  input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite,
+  cost: { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 3e-7, cacheWrite: cacheWrite * 3.75e-6, total: input * 3e-6 + output * 15e-6 + cacheRead * 3e-7 + cacheWrite * 3.75e-6 },
+});
+
+/**
+ * A session pi's own manager writes whose /session shows a cost per model (responseModel, a
+ * usage entry, tool and summary usage) and cache misses (partial, total, after a warm-up,
+ * none after a compaction).
+ */
+function writeCostSession(file) {
+  const writer = pi.SessionManager.open(file);
+  writer.appendMessage({ role: "user", content: "hi", timestamp: 1735722000000 });
+  const turn = (n, model, usage, extra = {}) =>
+    writer.appendMessage({ role: "assistant", content: [{ type: "text", text: `answer ${n}` }], api: "faux", provider: "faux", model, usage, stopReason: "stop", timestamp: 1735722000000 + n * 60000, ...extra });
+  turn(1, "m1", pricedUsage(100, 10, 0, 20000));
+  turn(2, "m1", pricedUsage(50, 10, 20000, 200));
+  turn(3, "m1", pricedUsage(100, 10, 0, 20300));
+  turn(4, "m1", pricedUsage(5000, 10, 15000, 400));
+  turn(5, "m2", pricedUsage(21000, 10, 0, 0), { responseModel: "m2-2025" });
+  writer.appendMessage({ role: "toolResult", toolCallId: "c", toolName: "bash", content: [{ type: "text", text: "ok" }], isError: false, timestamp: 1735722400000, usage: pricedUsage(3, 4, 5, 6) });
+  writer.appendUsage("cache_warm", "faux", "m1", pricedUsage(1, 0, 21000, 0));
+  turn(6, "m1", pricedUsage(2000, 10, 0, 19000));
+  writer.appendCompaction("summary", writer.getLeafId(), 1000, undefined, false, pricedUsage(11, 12, 13, 14));
+  turn(7, "m1", pricedUsage(100, 10, 0, 5000));
+  turn(8, "m1", pricedUsage(3000, 10, 0, 2100), { content: [{ type: "text", text: "the last answer" }] });
+  writer.appendUsage("other", "faux2", "m9", pricedUsage(7, 7, 0, 0));
+}
+
+test("the terminal UI under tmux: /session's cost per model and cache re-billing are pi's", { skip: tmuxMissing, timeout: 300_000 }, async () => {
+  const source = join(root, "cost-source.jsonl");
+  writeCostSession(source);
+  const shots = {};
+  for (const side of SIDES) {
+    const file = join(root, `${side}-cost`, "session.jsonl");
+    await copySession(source, file, project);
+    const [file0, args] = command(side, [...MODEL_ARGS, "--session", file]);
+    const tui = startTmux({ dir: root, name: `${side.replace("-", "")}cost`, file: file0, args, cwd: project, env });
+    try {
+      const footer = (screen) => screen.split("\n").some((line) => line.endsWith(MODEL.id) && line.includes("/"));
+      await tui.waitFor((screen) => footer(screen) && screen.includes("the last answer"), { what: `${side}'s editor after the resume`, stableMs: 800, timeoutMs: 120_000 });
+      tui.type("/session");
+      await tui.waitFor((screen) => screen.includes("/session"), { what: `${side}'s /session typed` });
+      tui.press("Enter");
+      shots[side] = normalised(
+        await tui.waitFor((screen) => screen.includes("Cache Re-billed") && footer(screen), { what: `${side}'s /session`, stableMs: 800 }),
+        `${side}-cost`,
+      );
+    } finally {
+      tui.kill();
+    }
+  }
+  for (const line of ["faux/m2-2025:", "faux/m1:", "Tools/summaries:", "faux2/m9:", "Cache Re-billed:"]) {
+    assert.ok(shots.pi.includes(line), `pi's /session shows ${line}`);
+  }
+  assert.equal(shots["treelog-pi"], shots.pi, "the /session screen");
+});

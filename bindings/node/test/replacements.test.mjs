@@ -14,12 +14,15 @@ import * as branchSinceCompaction from "../hook/replacements/branch-since-compac
 import * as compactionCount from "../hook/replacements/compaction-count.mjs";
 import * as footerUsage from "../hook/replacements/footer-usage.mjs";
 import * as sessionStats from "../hook/replacements/session-stats.mjs";
+import * as sessionUsage from "../hook/replacements/session-usage.mjs";
 import { DATA, TRANSCRIPTS, pi, sameJson, tempDir, treelog } from "./helpers.mjs";
 
 const PI_ROOT = new URL("../node_modules/@earendil-works/pi-coding-agent/", import.meta.url);
 const { addUsageToTotals, createUsageTotals } = await import(new URL("dist/core/usage-totals.js", PI_ROOT).href);
 const { estimateProjectedContextTokens } = await import(new URL("dist/core/compaction/compaction.js", PI_ROOT).href);
 const { calculateContextTokens } = await import(new URL("dist/core/compaction/compaction.js", PI_ROOT).href);
+const { computeCacheWaste } = await import(new URL("dist/core/cache-stats.js", PI_ROOT).href);
+const { getUsageCostBreakdown } = await import(new URL("dist/core/usage-totals.js", PI_ROOT).href);
 const bundleChunk = () => {
   const runtime = readFileSync(new URL("dist/bundle/cli-runtime.js", PI_ROOT), "utf8");
   for (const [, chunk] of runtime.matchAll(/from"\.\/(chunks\/[\w.-]+\.js)"/g)) {
@@ -252,4 +255,72 @@ test("the branch since the latest compaction gives pi's context usage, latest co
     sameJson(contextUsage(ours, tail), contextUsage(theirs, theirs.getBranch()), `${name}: context usage`);
     sameJson(pi.getLatestCompactionEntry(tail), pi.getLatestCompactionEntry(theirs.getBranch()), `${name}: latest compaction`);
   }
+});
+
+/** pi 1.6.0's /session sums, run as pi runs them. */
+/** A model registry as pi's modelRuntime answers getModel: a price for some models only. */
+const MODELS = { getModel: (provider, model) => (model === "m1" ? { cost: { cacheRead: 0.3 } } : undefined) };
+/** What /session computes from the entries it is handed. */
+const sessionSums = (entries) => ({ cacheWaste: computeCacheWaste(entries, MODELS), usageBreakdown: getUsageCostBreakdown(entries) });
+
+/** A usage with its cost split as providers report it. */
+const pricedUsage = (input, output, cacheRead, cacheWrite) => ({
+  input, output, cacheRead, cacheWrite, totalTokens: input + output + cacheRead + cacheWrite,
+  cost: { input: input * 3e-6, output: output * 15e-6, cacheRead: cacheRead * 3e-7, cacheWrite: cacheWrite * 3.75e-6, total: input * 3e-6 + output * 15e-6 + cacheRead * 3e-7 + cacheWrite * 3.75e-6 },
+});
+
+/** A session pi writes whose /session shows cache misses of every kind and several models. */
+function writeCacheSession(file) {
+  const writer = pi.SessionManager.open(file);
+  writer.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+  const turn = (n, model, u, extra = {}) => writer.appendMessage({ ...assistant(n, u), model, timestamp: 1735722000000 + n * 60000, ...extra });
+  turn(1, "m1", pricedUsage(100, 10, 0, 20000));
+  turn(2, "m1", pricedUsage(50, 10, 20000, 200)); // a hit
+  turn(3, "m1", pricedUsage(100, 10, 0, 20300)); // a total miss: priced from the registry
+  turn(4, "m1", pricedUsage(5000, 10, 15000, 400)); // a partial miss, priced from its own cost
+  turn(5, "m2", pricedUsage(21000, 10, 0, 0), { responseModel: "m2-2025" }); // a model switch, no registry price
+  writer.appendMessage({ role: "toolResult", toolCallId: "c", toolName: "bash", content: [], isError: false, timestamp: 2, usage: pricedUsage(3, 4, 5, 6) });
+  writer.appendUsage("cache_warm", "faux", "m1", pricedUsage(1, 0, 21000, 0));
+  turn(6, "m1", pricedUsage(2000, 10, 0, 19000)); // a miss after a warm-up
+  writer.appendCompaction("summary", writer.getLeafId(), 1000, undefined, false, pricedUsage(11, 12, 13, 14));
+  turn(7, "m1", pricedUsage(100, 10, 0, 5000)); // after the reset: not a miss
+  turn(8, "m1", pricedUsage(3000, 10, 0, 2100)); // a miss again
+  writer.appendUsage("other", "faux2", "m9", pricedUsage(7, 7, 0, 0));
+  return writer;
+}
+
+test("/session's cache waste and cost breakdown over the cut-down entries are pi's, on every transcript and on misses of every kind", () => {
+  for (const name of TRANSCRIPTS) {
+    const file = join(DATA, `${name}.jsonl`);
+    const copy = join(dir, `usage-${name}.jsonl`);
+    writeFileSync(copy, readFileSync(file));
+    const ours = treelog.SessionManager.open(copy);
+    assert.ok(treelog.indexedUsageEntries(ours), `${name}: the index answers`);
+    sameJson(sessionSums(sessionUsage.run(treelog, ours)), sessionSums(pi.SessionManager.open(file).getEntries()), `${name}: /session sums`);
+  }
+  const file = join(dir, "cache-misses.jsonl");
+  writeCacheSession(file);
+  const theirs = sessionSums(pi.SessionManager.open(file).getEntries());
+  assert.equal(theirs.cacheWaste.missCount, 5, "the session holds the misses it is made for");
+  assert.equal(theirs.usageBreakdown.length, 4, "and usage of four keys (with a responseModel, tools and summaries, a usage entry)");
+  const ours = treelog.SessionManager.open(file);
+  sameJson(sessionSums(sessionUsage.run(treelog, ours)), theirs, "after the open");
+  // Appended by treelog's manager (not yet flushed): the entries follow.
+  ours.appendMessage({ ...assistant(20, pricedUsage(4000, 1, 0, 3000)), model: "m1" });
+  ours.branchWithSummary(ours.getLeafId(), "s", undefined, false, pricedUsage(1, 1, 1, 1));
+  sameJson(sessionSums(sessionUsage.run(treelog, ours)), sessionSums(pi.SessionManager.open(file).getEntries()), "after appends");
+  sameJson(sessionSums(sessionUsage.run(treelog, treelog.SessionManager.open(file))), sessionSums(pi.SessionManager.open(file).getEntries()), "after a reopen");
+});
+
+test("/session's sums leave a session whose lines pi reads otherwise, or a manager not treelog's, to pi's getEntries()", () => {
+  const file = join(dir, "usage-null-message.jsonl");
+  writeCacheSession(file);
+  appendFileSync(file, `${JSON.stringify({ type: "message", id: "nullmsg1", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", message: null })}\n`);
+  const ours = treelog.SessionManager.open(file);
+  assert.equal(treelog.indexedUsageEntries(ours), undefined);
+  assert.deepEqual(outcome(() => sessionSums(sessionUsage.run(treelog, ours))), outcome(() => sessionSums(pi.SessionManager.open(file).getEntries())));
+  assert.match(outcome(() => sessionSums(sessionUsage.run(treelog, ours))).threw ?? "", /TypeError/, "pi's code throws on it, and so does the replaced code");
+  const manager = writeCacheSession(join(dir, "usage-pi-manager.jsonl"));
+  assert.equal(treelog.indexedUsageEntries(manager), undefined);
+  sameJson(sessionSums(sessionUsage.run(treelog, manager)), sessionSums(manager.getEntries()));
 });
