@@ -356,6 +356,14 @@ function targets() {
       out.push({ what: "1M tui: peak RSS at most 30% of pi's", met: memory <= 0.3, detail: `${mine.rssMiB.toFixed(0)} against ${big.pi.rssMiB.toFixed(0)} MiB, ${(memory * 100).toFixed(0)}%` });
     }
   }
+  // /session: no slower than pi at 1k, faster at 100k and 1M.
+  for (const [entries, word] of [[1000, "no slower than"], [100000, "faster than"], [1000000, "faster than"]]) {
+    const sides = at(entries, "tui");
+    if (!sides?.pi.sessionMs || !sides["treelog-pi"].sessionMs) continue;
+    const ratio = sides.pi.sessionMs / sides["treelog-pi"].sessionMs;
+    const met = entries === 1000 ? ratio >= 1 : ratio > 1;
+    out.push({ what: `${label(entries)} tui: /session ${word} pi`, met, detail: `${sides["treelog-pi"].sessionMs.toFixed(0)} against ${sides.pi.sessionMs.toFixed(0)} ms, ${ratio.toFixed(2)}x` });
+  }
   const soak = results[100000]?.soak;
   if (soak) {
     const growth = soak.lastRssMiB - soak.firstRssMiB;
