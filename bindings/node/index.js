@@ -27,7 +27,7 @@ import {
   listSessionsFromDir,
   mapWithConcurrency,
   sortSessionInfos,
-} from "./listing.js";
+} from "./lib/listing.js";
 
 export {
   buildContextEntries,
@@ -46,7 +46,7 @@ export {
 } from "./lib/files.js";
 export { assertValidSessionId } from "./lib/ids.js";
 export { getDefaultSessionDir } from "./lib/paths.js";
-export { reindexSearch, search } from "./search.js";
+export { reindexSearch, search } from "./lib/search.js";
 
 // ---- the index's answers for pi's whole-history loops (hook/replace-*.mjs) ----
 

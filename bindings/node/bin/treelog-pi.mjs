@@ -29,7 +29,7 @@ else redirectSessionManager(pi.root, { version });
 // /resume's listing keeps big sessions' summaries in treelog's cache folder
 // (TREELOG_PI_LISTING_CACHE=0 turns that off).
 if (cacheDir() && process.env.TREELOG_PI_LISTING_CACHE !== "0") {
-  const { keepSummaries } = await import("../listing.js");
+  const { keepSummaries } = await import("../lib/listing.js");
   keepSummaries(join(cacheDir(), "listing"));
 }
 // pi reads its arguments from process.argv.slice(2), and its entry point from process.argv[1].

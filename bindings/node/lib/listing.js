@@ -8,10 +8,9 @@
 // "irregular") is answered by pi's own loop, below, over the file's text.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join } from "node:path";
 
-const native = createRequire(import.meta.url)("./native.cjs");
+import { native } from "./native.js";
 
 /** The folder where big files' summaries are kept between listings (none: not kept). */
 let summaryCache = null;

@@ -3,17 +3,9 @@
 // the native half on a libuv worker thread (src/search.rs), so the event loop keeps running
 // while an index is built or caught up. Each call sends its request as one JSON string and
 // gets one JSON string back, parsed here; option values are checked on the native side, so
-// every error code of a search is chosen in one place (src/lib.rs, search_code_of).
-import { createRequire } from "node:module";
-
-const native = createRequire(import.meta.url)("./native.cjs");
-
-/** An Error with a stable `code`, as the native half reports them. */
-function codedError(code, message) {
-  const error = new Error(message);
-  error.code = code;
-  return error;
-}
+// every error code of a search is chosen in one place (src/errors.rs, search_code_of).
+import { codedError } from "./errors.js";
+import { native } from "./native.js";
 
 /**
  * Hands a call's native events to the caller's `onNotice` / `onProgress` on the event loop.

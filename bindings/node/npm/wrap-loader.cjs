@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `napi build --pipe "node npm/wrap-loader.cjs"` (package.json's build scripts) runs this on
 // every file the build writes; it changes only native.cjs, the loader napi-rs generates
-// (`--js native.cjs`), which index.js, listing.js and search.js require.
+// (`--js native.cjs`), which lib/native.js requires (the package's one loader).
 //
 // That loader looks for the addon beside the package (`treelog.linux-x64-gnu.node`, what
 // `npm run build` writes), then in the platform package (`treelog-linux-x64-gnu`, an optional

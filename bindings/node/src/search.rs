@@ -5,7 +5,7 @@
 //! Each call takes its whole request as one JSON string and answers with one JSON string
 //! (parsed in JS, as every answer of this package is): `{"hits": [hit, ...]}` (each hit
 //! exactly the CLI's `--json` object, [`treelog::search::Hit::to_json`]), `{"reindexed": ...}`,
-//! or `{"error": {"code", "message"}}`, whose code comes from [`crate::search_code_of`]. A
+//! or `{"error": {"code", "message"}}`, whose code comes from [`crate::errors::search_code_of`]. A
 //! rejected task could only carry napi's own status codes, so failures travel in the answer.
 //! The request's option values are checked here, in the CLI's words, so that every code of a
 //! search comes from the Rust side.
@@ -48,7 +48,7 @@ struct Failure {
 impl From<SearchError> for Failure {
     fn from(error: SearchError) -> Failure {
         Failure {
-            code: crate::search_code_of(&error),
+            code: crate::errors::search_code_of(&error),
             message: error.to_string(),
         }
     }

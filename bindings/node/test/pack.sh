@@ -35,7 +35,7 @@ tarball="treelog-$version.tgz"
 [ -f "$work/$tarball" ] || fail "npm pack made no $tarball"
 echo "pack.sh: $tarball, $(du -h "$work/$tarball" | cut -f1)"
 contents="$(tar -tzf "$work/$tarball")"
-for required in index.js listing.js search.js index.d.ts pi.js pi.cjs pi.d.ts pi.d.cts native.cjs \
+for required in index.js lib/listing.js lib/search.js index.d.ts pi.js pi.cjs pi.d.ts pi.d.cts native.cjs \
   LICENSE-MIT LICENSE-APACHE; do
   grep -qx "package/$required" <<<"$contents" || fail "$required missing from $tarball"
 done
