@@ -41,6 +41,7 @@ pub mod repair;
 mod scan;
 #[cfg(feature = "search")]
 pub mod search;
+pub mod secrets;
 mod session;
 pub mod stats;
 pub mod storage;

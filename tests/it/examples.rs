@@ -274,6 +274,7 @@ fn probes_refuse_bad_usage() {
         ("parse_timing", &[missing], "read "),
         ("many_opens", &[], "missing DIR"),
         ("append_timing", &["ten"], "N must be a whole number"),
+        ("secrets_timing", &[missing], "missing.jsonl: no such file"),
     ];
     for (name, args, problem) in cases {
         check_probe_refuses(name, args, problem);

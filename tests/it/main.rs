@@ -32,6 +32,7 @@ mod rebuild_size;
 mod regression;
 #[cfg(feature = "search")]
 mod search;
+mod secrets;
 mod session_api;
 mod session_ids;
 mod stats;

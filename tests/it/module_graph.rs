@@ -702,6 +702,7 @@ fn the_public_items_are_the_listed_ones() {
         "path_component",
         "quiet_panics",
         "repair",
+        "secrets",
         "search",
         "stats",
         "storage",

@@ -4,8 +4,9 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success (also when stdout was closed early, e.g. by `head`) |
-//! | 1 | problems found (`verify`), messages at risk or dropped (`audit`), an append conflict (`append --on-conflict fail`), no hit (`search`) |
+//! | 1 | problems found (`verify`), messages at risk or dropped (`audit`), an append conflict (`append --on-conflict fail`), no hit (`search`, `secrets`) |
 //! | 2 | usage error, unreadable input, I/O error: the command could not run |
+//! | 3 | `redact`: after the redaction a file still holds the text |
 
 use std::fmt;
 use std::io;
@@ -18,13 +19,16 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_PROBLEMS: u8 = 1;
 /// The command could not run.
 pub const EXIT_FAILURE: u8 = 2;
+/// A redaction's last check found the text in some file.
+pub const EXIT_TEXT_REMAINS: u8 = 3;
 
 /// The exit-code table, shown at the end of `treelog --help`.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success (also when stdout is closed early, e.g. `treelog tree FILE | head -1`)
-  1  problems found (verify), messages at risk or dropped (audit), a conflict (append --on-conflict fail), or no hit (search)
+  1  problems found (verify), messages at risk or dropped (audit), a conflict (append --on-conflict fail), or no hit (search, secrets)
   2  usage error, invalid input, or an I/O error: the command could not run
+  3  redact: after the redaction a file still holds the text
 
 Errors are printed to stderr as `treelog: FILE:LINE: what is wrong`.";
 
@@ -53,6 +57,10 @@ pub enum CliError {
     NoMatch,
     /// `search` could not run: a bad query, an unreadable path, an index it could not use.
     Search(treelog::search::SearchError),
+    /// A log could not be redacted (a refused match, a line that is not JSON, a busy log).
+    Secrets(treelog::secrets::SecretsError),
+    /// `redact`'s last check found the text in `count` files, already listed.
+    TextRemains { count: u64 },
 }
 
 impl CliError {
@@ -94,7 +102,9 @@ impl CliError {
             CliError::Library(treelog::Error::Conflict { .. }) => EXIT_PROBLEMS,
             CliError::ProblemsFound { .. } | CliError::NoMatch => EXIT_PROBLEMS,
             CliError::StdoutClosed => EXIT_OK,
+            CliError::TextRemains { .. } => EXIT_TEXT_REMAINS,
             CliError::Library(_)
+            | CliError::Secrets(_)
             | CliError::Io { .. }
             | CliError::Input { .. }
             | CliError::Usage(_)
@@ -111,6 +121,7 @@ impl CliError {
                 | CliError::ProblemsFound { .. }
                 | CliError::SomeFailed { .. }
                 | CliError::NoMatch
+                | CliError::TextRemains { .. }
         )
     }
 }
@@ -150,6 +161,8 @@ impl fmt::Display for CliError {
             CliError::StdoutClosed => f.write_str("standard output closed"),
             CliError::NoMatch => f.write_str("no entry matches"),
             CliError::Search(error) => write!(f, "{error}"),
+            CliError::Secrets(error) => write!(f, "{error}"),
+            CliError::TextRemains { count } => write!(f, "{count} file(s) still hold the text"),
         }
     }
 }
@@ -159,6 +172,15 @@ impl From<treelog::search::SearchError> for CliError {
         match error {
             treelog::search::SearchError::Log(error) => CliError::Library(error),
             error => CliError::Search(error),
+        }
+    }
+}
+
+impl From<treelog::secrets::SecretsError> for CliError {
+    fn from(error: treelog::secrets::SecretsError) -> CliError {
+        match error {
+            treelog::secrets::SecretsError::Log(error) => CliError::Library(error),
+            error => CliError::Secrets(error),
         }
     }
 }

@@ -19,7 +19,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
     append, audit, compact, completions, context, demo, export, info, list, man, openclaw, path,
-    push_pull, reindex, repair, search, stats, tree, verify,
+    push_pull, redact, reindex, repair, search, secrets, stats, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -63,6 +63,8 @@ enum Command {
     Compact(compact::Args),
     Audit(audit::Args),
     Stats(stats::Args),
+    Secrets(secrets::Args),
+    Redact(redact::Args),
 }
 
 fn main() -> ExitCode {
@@ -111,5 +113,7 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Compact(args) => compact::run(args, out),
         Command::Audit(args) => audit::run(args, out),
         Command::Stats(args) => stats::run(args, out),
+        Command::Secrets(args) => secrets::run(args, out),
+        Command::Redact(args) => redact::run(args, out),
     }
 }

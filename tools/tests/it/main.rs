@@ -16,6 +16,7 @@ mod hostile_files;
 mod index_location;
 mod openclaw;
 mod openclaw_search;
+mod redact;
 mod reindex_progress;
 mod search;
 mod soak;
