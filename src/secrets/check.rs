@@ -16,7 +16,7 @@ pub fn spellings<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
     for text in texts {
         let json = crate::format::json_string::json_string(text);
-        let escaped = json[1..json.len() - 1].as_bytes().to_vec();
+        let escaped = json.as_bytes()[1..json.len() - 1].to_vec();
         for spelling in [text.as_bytes().to_vec(), escaped] {
             if !spelling.is_empty() && !out.contains(&spelling) {
                 out.push(spelling);
