@@ -19,6 +19,8 @@ pub mod openclaw_fixture;
 pub mod process;
 pub mod rng;
 #[cfg(feature = "search")]
+pub mod search_index;
+#[cfg(feature = "search")]
 pub mod search_texts;
 
 mod answers;

@@ -1,7 +1,7 @@
 //! The examples under `examples/` run and say what they teach: each is built with `cargo build
 //! --workspace --example`, run, and its output checked for the facts it demonstrates (counts,
 //! ids relations, refusals), so an example that goes stale fails here. The timing probes under
-//! `examples/probes/` answer bad usage and bad files with their usage text and exit 2, never
+//! `dev/probes/` (treelog-dev's examples) answer bad usage and bad files with their usage text and exit 2, never
 //! a panic.
 
 use std::path::Path;
@@ -258,7 +258,7 @@ fn probes_refuse_bad_usage() {
         (
             "context_loop",
             &[],
-            "usage: cargo run --release --example context_loop",
+            "usage: cargo run -p treelog-dev --release --example context_loop",
         ),
         ("context_loop", &[missing], "missing.jsonl: no such file"),
         (

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 
 use treelog::search::{self, Branches, Filters, ParsedQuery, Progress, SearchOptions, SortOrder};
 use treelog_testkit::rng::Rng;
+use treelog_testkit::search_index::index_holds;
 use treelog_testkit::search_texts::{EntryText, entry_texts, followed_entry_texts};
 
 /// Every hit a test can see: (log path, line, id).
@@ -750,55 +751,6 @@ fn hits_of(dir: &Path, text: &str) -> Vec<search::Hit> {
     .unwrap()
 }
 
-/// Whether the word `word` is anywhere in the index of `dir`: in the bytes of any file under
-/// it, or in the term dictionary of any segment (whose encoding need not hold a word's bytes
-/// in a row). Every segment file on disk must belong to a segment the index lists, so that a
-/// deleted segment's files cannot hold it either.
-fn index_holds(dir: &Path, word: &str) -> bool {
-    let index_dir = dir.join(search::INDEX_DIR_NAME);
-    let mut in_bytes = false;
-    let mut stems = BTreeSet::new();
-    for entry in std::fs::read_dir(&index_dir).unwrap() {
-        let path = entry.unwrap().path();
-        let bytes = std::fs::read(&path).unwrap();
-        in_bytes |= bytes
-            .windows(word.len())
-            .any(|window| window == word.as_bytes());
-        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
-        if let Some((stem, _)) = name.split_once('.')
-            && stem.len() == 32
-        {
-            stems.insert(stem.to_owned());
-        }
-    }
-    let index = tantivy::Index::open_in_dir(&index_dir).unwrap();
-    let listed: BTreeSet<String> = index
-        .searchable_segment_ids()
-        .unwrap()
-        .iter()
-        .map(|id| id.uuid_string())
-        .collect();
-    assert!(
-        stems.is_subset(&listed),
-        "files of unlisted segments: {stems:?} vs {listed:?}"
-    );
-    index.tokenizers().register(
-        "treelog_text",
-        tantivy::tokenizer::SimpleTokenizer::default(),
-    );
-    let text = index.schema().get_field("text").unwrap();
-    let reader = index.reader().unwrap();
-    let in_terms = reader.searcher().segment_readers().iter().any(|segment| {
-        segment
-            .inverted_index(text)
-            .unwrap()
-            .get_term_info(&tantivy::Term::from_field_text(text, word))
-            .unwrap()
-            .is_some()
-    });
-    in_bytes || in_terms
-}
-
 /// Context edits, each case a log, lines appended after a first search, and what the next
 /// search finds: a removed message has no hit and leaves no trace in the index's files (even
 /// when its log shares segments with others), a replaced one is found by its replacement's
@@ -897,7 +849,7 @@ fn context_edits_are_followed() {
         }
         for word in &case.absent {
             assert!(
-                !index_holds(dir.path(), word),
+                !index_holds(&dir.path().join(search::INDEX_DIR_NAME), word),
                 "{}: {word} is in the index",
                 case.name
             );
@@ -1121,7 +1073,7 @@ fn include_edited_finds_originals_from_the_logs() {
         );
         for word in ["hunter2zebra", "password", "noted"] {
             assert!(
-                !index_holds(dir.path(), word),
+                !index_holds(&dir.path().join(search::INDEX_DIR_NAME), word),
                 "{round}: {word} is in the index"
             );
         }

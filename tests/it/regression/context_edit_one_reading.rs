@@ -12,6 +12,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use treelog::search::{self, Branches, Filters, SearchOptions, SortOrder};
 use treelog::{Session, SessionOptions};
+use treelog_testkit::search_index::index_holds;
 
 const HEADER: &str =
     r#"{"type":"session","version":3,"id":"s","timestamp":"2025-03-01T00:00:00.000Z","cwd":"/w"}"#;
@@ -66,62 +67,6 @@ fn context(log: &Path) -> String {
     session.build_context(None).unwrap().to_json()
 }
 
-/// Whether the search index of `dir` holds `word`: in the bytes of any file under it (what
-/// `grep -r word .treelog-search` finds), or in the term dictionary of any segment (whose
-/// encoding need not hold a word's bytes in a row). Every segment file on disk must belong to
-/// a segment the index lists, so that a replaced segment's files cannot hold it either.
-fn index_files_hold(dir: &Path, word: &str) -> bool {
-    let index_dir = dir.join(search::INDEX_DIR_NAME);
-    let mut in_bytes = false;
-    let mut stems = std::collections::BTreeSet::new();
-    let mut folders = vec![index_dir.clone()];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-                continue;
-            }
-            in_bytes |= std::fs::read(&path)
-                .unwrap()
-                .windows(word.len())
-                .any(|window| window == word.as_bytes());
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if let Some((stem, _)) = name.split_once('.')
-                && stem.len() == 32
-            {
-                stems.insert(stem.to_owned());
-            }
-        }
-    }
-    let index = tantivy::Index::open_in_dir(&index_dir).unwrap();
-    let listed: std::collections::BTreeSet<String> = index
-        .searchable_segment_ids()
-        .unwrap()
-        .iter()
-        .map(|id| id.uuid_string())
-        .collect();
-    assert!(
-        stems.is_subset(&listed),
-        "files of unlisted segments: {stems:?} vs {listed:?}"
-    );
-    index.tokenizers().register(
-        "treelog_text",
-        tantivy::tokenizer::SimpleTokenizer::default(),
-    );
-    let text = index.schema().get_field("text").unwrap();
-    let reader = index.reader().unwrap();
-    let in_terms = reader.searcher().segment_readers().iter().any(|segment| {
-        segment
-            .inverted_index(text)
-            .unwrap()
-            .get_term_info(&tantivy::Term::from_field_text(text, word))
-            .unwrap()
-            .is_some()
-    });
-    in_bytes || in_terms
-}
-
 /// A log whose user message holds a secret, removed (or replaced) by an edit that carries
 /// `extra` members: the context and the search index both leave the secret out, and the
 /// index's files do not hold it.
@@ -147,7 +92,7 @@ fn check_removed(name: &str, edit: &str, replacement_word: Option<&str>) {
     );
     assert_eq!(hits(dir.path(), "hunter2secret"), 0, "{name}: search");
     assert!(
-        !index_files_hold(dir.path(), "hunter2secret"),
+        !index_holds(&dir.path().join(search::INDEX_DIR_NAME), "hunter2secret"),
         "{name}: index files"
     );
     if let Some(word) = replacement_word {
@@ -235,7 +180,10 @@ fn deleted_and_rewritten_logs_leave_no_text_in_the_index() {
     )
     .unwrap();
     assert_eq!(hits(dir.path(), "hunter2secret"), 1);
-    assert!(index_files_hold(dir.path(), "hunter2secret"));
+    assert!(index_holds(
+        &dir.path().join(search::INDEX_DIR_NAME),
+        "hunter2secret"
+    ));
     append(&kept, line("k3", Some("k2"), "ordinarythree"));
     std::fs::write(
         &secret,
@@ -243,11 +191,20 @@ fn deleted_and_rewritten_logs_leave_no_text_in_the_index() {
     )
     .unwrap();
     assert_eq!(hits(dir.path(), "rewrittenword"), 1);
-    assert!(!index_files_hold(dir.path(), "hunter2secret"), "rewritten");
-    assert!(index_files_hold(dir.path(), "rewrittenword"));
+    assert!(
+        !index_holds(&dir.path().join(search::INDEX_DIR_NAME), "hunter2secret"),
+        "rewritten"
+    );
+    assert!(index_holds(
+        &dir.path().join(search::INDEX_DIR_NAME),
+        "rewrittenword"
+    ));
     std::fs::remove_file(&secret).unwrap();
     assert_eq!(hits(dir.path(), "ordinarythree"), 1);
-    assert!(!index_files_hold(dir.path(), "rewrittenword"), "deleted");
+    assert!(
+        !index_holds(&dir.path().join(search::INDEX_DIR_NAME), "rewrittenword"),
+        "deleted"
+    );
 }
 
 /// What a generated edit line adds: hostile members around the edit's own keys.

@@ -1,5 +1,5 @@
 //! Raw pass over a log: newline scan, classify (parse of the indexed fields), blake3.
-//! `cargo run --release --example parse_timing -- FILE`
+//! `cargo run -p treelog-dev --release --example parse_timing -- FILE`
 //!
 //! The lines are split (with memchr, as `scan.rs` does) and checked as UTF-8 once, outside the
 //! timings; each rate is the file's size over the time of one pass over its lines, so the

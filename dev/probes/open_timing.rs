@@ -1,5 +1,5 @@
 //! Times an open (and a context build) of one log:
-//! `cargo run --release --example open_timing -- FILE [--no-index]`.
+//! `cargo run -p treelog-dev --release --example open_timing -- FILE [--no-index]`.
 use std::time::Instant;
 
 mod probe;

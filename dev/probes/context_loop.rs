@@ -1,6 +1,6 @@
 //! Repeated context builds and path walks (ids in one buffer, as `treelog-dev bench` measures
 //! them) on one open session (minimum of N runs):
-//! `cargo run --release --example context_loop -- FILE [N]` (`SKIP_PATH=1`: context only).
+//! `cargo run -p treelog-dev --release --example context_loop -- FILE [N]` (`SKIP_PATH=1`: context only).
 use std::time::{Duration, Instant};
 
 mod probe;

@@ -1,5 +1,5 @@
 //! Append throughput with index maintenance:
-//! `cargo run --release --example append_timing -- [N] [BATCH] [LOG]` (BATCH entries per
+//! `cargo run -p treelog-dev --release --example append_timing -- [N] [BATCH] [LOG]` (BATCH entries per
 //! append_many). With LOG, the appends go to that existing log (pass a copy: it grows), to
 //! see the rate on a long history; without it, to a new log in a temporary directory.
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! In-process micro-benchmarks of the engine (`cargo bench`). Whole-process figures against a
+//! In-process micro-benchmarks of the engine (`cargo bench -p treelog-dev --bench engine`). Whole-process figures against a
 //! full replay of the log, with memory, are `treelog-dev bench` (BENCHMARKS.md).
 
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ fn main() {
     divan::main();
 }
 
-const SAMPLE: &str = include_str!("../tests/data/pi-sample-200.jsonl");
+const SAMPLE: &str = include_str!("../../tests/data/pi-sample-200.jsonl");
 
 /// A 20,000-entry session (a chain with a compaction every 2,000 entries), built once.
 fn fixture() -> &'static Path {

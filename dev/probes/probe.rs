@@ -9,7 +9,7 @@ use std::process::exit;
 
 /// A probe's command line, as its usage text shows it.
 pub struct Probe {
-    /// The example's name (`cargo run --release --example NAME`).
+    /// The example's name (`cargo run -p treelog-dev --release --example NAME`).
     pub name: &'static str,
     /// The arguments after the name, e.g. `FILE [N]`.
     pub arguments: &'static str,
@@ -34,7 +34,7 @@ impl Probe {
 
     fn usage(&self) -> String {
         format!(
-            "usage: cargo run --release --example {} -- {}\n\n{}",
+            "usage: cargo run -p treelog-dev --release --example {} -- {}\n\n{}",
             self.name, self.arguments, self.about
         )
     }

@@ -1,5 +1,5 @@
 //! Times a log on an S3-compatible object store (BENCHMARKS.md, "Logs on an object store"):
-//! `cargo run --release --features object-store --example object_store_timing -- FILE s3://BUCKET/PREFIX`
+//! `cargo run -p treelog-dev --release --example object_store_timing -- FILE s3://BUCKET/PREFIX`
 //! with the store's settings in the environment (`scripts/seaweedfs start DIR` prints them).
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! `treelog::secrets::scan_file` over a log with the built-in rules, and with one literal.
-//! `cargo run --release --example secrets_timing -- FILE [RUNS]`
+//! `cargo run -p treelog-dev --release --example secrets_timing -- FILE [RUNS]`
 //!
 //! Each pass reads FILE from the page cache in chunks, runs the keyword prefilter over the raw
 //! bytes and walks the string values of the lines it passes; the figure is FILE's size over

@@ -1,4 +1,4 @@
-//! Opens many small sessions in a row: `cargo run --release --example many_opens -- DIR [N]`.
+//! Opens many small sessions in a row: `cargo run -p treelog-dev --release --example many_opens -- DIR [N]`.
 use std::time::Instant;
 
 mod probe;

@@ -1,6 +1,6 @@
 //! Times a cold read of a log on an S3-compatible object store before and after compaction
 //! (BENCHMARKS.md, "Logs on an object store"):
-//! `cargo run --release --features object-store --example object_store_compaction_timing -- FILE s3://BUCKET/PREFIX [LINES]`
+//! `cargo run -p treelog-dev --release --example object_store_compaction_timing -- FILE s3://BUCKET/PREFIX [LINES]`
 //! with the store's settings in the environment (`scripts/seaweedfs start DIR` prints them).
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! The tables of a sidecar index and their redb page statistics:
-//! `cargo run --release --example redb_stats -- FILE` (a log, or its `.treelog` sidecar).
+//! `cargo run -p treelog-dev --release --example redb_stats -- FILE` (a log, or its `.treelog` sidecar).
 use redb::{ReadableDatabase, ReadableTableMetadata, TableHandle};
 
 mod probe;
