@@ -40,16 +40,13 @@ mod rebuild_size;
 mod regression;
 #[cfg(feature = "search")]
 mod search;
-<<<<<<< HEAD
-mod secrets;
-=======
 #[cfg(not(feature = "search"))]
 mod search {
     #[test]
     #[ignore = "built without the `search` feature: cargo test --workspace, or -p treelog --features search"]
     fn needs_the_search_feature() {}
 }
->>>>>>> f267c6c (Measuring in one home: probes and engine bench move to dev/)
+mod secrets;
 mod session_api;
 mod session_ids;
 mod stats;
