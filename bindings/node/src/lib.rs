@@ -15,7 +15,7 @@ mod pending;
 pub mod search;
 mod session;
 mod tree_selector;
-mod wire;
+pub mod wire;
 
 /// Installs the quiet panic hook when the addon loads: a panic the library catches (redb on a
 /// damaged sidecar) must not print into the Node process's output.
