@@ -10,6 +10,8 @@
 //! - `codex.rs`: a Codex rollout as a chain, and the context Codex sends next.
 //! - `summary.rs`: [`Summary`], a session's id, title, times and counts.
 //! - `text.rs`: [`line_text`], the readable text of a line, as search and export read it.
+//! - `to_pi/`: either carried over to a pi v3 session ([`to_pi::to_pi`]), with what pi has no
+//!   place for listed.
 
 pub mod claude_code;
 pub mod codex;
@@ -17,6 +19,7 @@ mod detect;
 mod lines;
 mod summary;
 mod text;
+pub mod to_pi;
 mod transcript;
 
 pub use detect::{DETECT_LINES_MAX, detect};

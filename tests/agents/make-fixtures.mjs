@@ -14,16 +14,21 @@
 // (`expected.json` beside each agent's fixtures: their printed replies, the model requests, and
 // the rows of their own resume pickers, read off the screen under tmux).
 //
-// `node make-fixtures.mjs claude` or `... codex` makes one agent's; `--verbose` prints the runs.
+// `node make-fixtures.mjs claude` or `... codex` makes one agent's; `--verbose` prints the runs;
+// `--out DIR` writes DIR/claude-code/ and DIR/codex/ instead of tests/data's.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeAnthropic } from "./fake-anthropic.mjs";
 import { startFakeOpenAI } from "./fake-openai.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const data = join(here, "..", "data");
+// `--out DIR` writes the fixtures there instead (CI checks fresh ones without touching the
+// committed ones).
+const outAt = process.argv.indexOf("--out");
+if (outAt > 0 && !process.argv[outAt + 1]) throw new Error("--out needs a folder");
+const data = outAt > 0 ? resolve(process.argv[outAt + 1]) : join(here, "..", "data");
 const verbose = process.argv.includes("--verbose");
 
 if (process.env.TREELOG_AGENTS_NETNS !== "1") {

@@ -12,6 +12,7 @@ mod agents;
 mod audit;
 mod bad_input;
 mod concurrency;
+mod convert;
 mod damage_campaign;
 mod doc_numbers;
 mod entry_lines;

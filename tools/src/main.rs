@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::commands::{
-    append, audit, compact, completions, context, demo, export, info, list, man, openclaw, path,
-    push_pull, redact, reindex, repair, search, secrets, stats, tree, verify,
+    append, audit, compact, completions, context, convert, demo, export, info, list, man, openclaw,
+    path, push_pull, redact, reindex, repair, search, secrets, stats, tree, verify,
 };
 use crate::exit::{CliError, EXIT_CODES_HELP};
 use crate::out::Out;
@@ -65,6 +65,7 @@ enum Command {
     Stats(stats::Args),
     Secrets(secrets::Args),
     Redact(redact::Args),
+    Convert(convert::Args),
 }
 
 fn main() -> ExitCode {
@@ -115,5 +116,6 @@ fn run(command: Command, out: &mut Out) -> Result<(), CliError> {
         Command::Stats(args) => stats::run(args, out),
         Command::Secrets(args) => secrets::run(args, out),
         Command::Redact(args) => redact::run(args, out),
+        Command::Convert(args) => convert::run(args, out),
     }
 }

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod compact;
 pub mod completions;
 pub mod context;
+pub mod convert;
 pub mod demo;
 pub mod export;
 pub mod foreign;
