@@ -443,6 +443,18 @@ fn claude_code_rules() {
         ],
         &[],
     );
+    // Without a custom title, the last AI title names the session; a custom one wins.
+    let ai = |t: &str| format!(r#"{{"type":"ai-title","aiTitle":"{t}","sessionId":"s"}}"#);
+    check(
+        &[
+            &cc_user("u1", "null", r#""hi""#),
+            &ai("first"),
+            &ai("second"),
+        ],
+        false,
+        &["user:hi^-", "session_info:second^0"],
+        &[],
+    );
     // Two branches: the active one (the last `last-prompt`'s leaf) alone, or both with that
     // leaf written last; what continues past the leaf cannot be carried.
     let branches = [

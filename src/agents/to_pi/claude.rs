@@ -49,7 +49,7 @@ pub(super) fn convert(bytes: &[u8], options: &Options) -> Converted {
         .enumerate()
         .filter_map(|(index, entry)| Some((entry.id.as_deref()?, index)))
         .collect();
-    for entry in 0..transcript.entries.len() {
+    for (entry, &selection) in selected.iter().enumerate() {
         let line = transcript.line_of(entry);
         let up = up(&transcript, entry);
         let parent = up.and_then(|p| state.pi_of[p]);
@@ -58,7 +58,7 @@ pub(super) fn convert(bytes: &[u8], options: &Options) -> Converted {
         if let Some(ms) = time_of(map) {
             state.last_ms = Some(ms);
         }
-        match selected[entry] {
+        match selection {
             Selected::Yes => {}
             Selected::No(kind, reason) => {
                 builder.not_carried(line.offset, kind.to_owned(), reason);
@@ -142,7 +142,8 @@ pub(super) fn convert(bytes: &[u8], options: &Options) -> Converted {
         }
     }
 
-    let mut title = None;
+    // The title is the last `custom-title`, else the last `ai-title`, as the client shows it.
+    let (mut custom_title, mut ai_title) = (None, None);
     for (line, map) in transcript.lines.iter().zip(&maps) {
         if line.entry.is_some() {
             continue;
@@ -150,10 +151,13 @@ pub(super) fn convert(bytes: &[u8], options: &Options) -> Converted {
         let Some(map) = map else { continue };
         match line.kind.as_str() {
             // The title is carried as pi's session name.
-            "custom-title" => title = map.get("customTitle").and_then(Value::as_str).or(title),
-            "ai-title" if title.is_none() => {
-                title = map.get("aiTitle").and_then(Value::as_str);
+            "custom-title" => {
+                custom_title = map
+                    .get("customTitle")
+                    .and_then(Value::as_str)
+                    .or(custom_title);
             }
+            "ai-title" => ai_title = map.get("aiTitle").and_then(Value::as_str).or(ai_title),
             // It names the leaf, which is carried as pi's leaf (the last entry).
             "last-prompt" => {}
             kind => {
@@ -174,7 +178,7 @@ pub(super) fn convert(bytes: &[u8], options: &Options) -> Converted {
     if let Some(leaf) = leaf.and_then(|leaf| state.pi_of[leaf]) {
         builder.move_last(leaf);
     }
-    if let Some(name) = title {
+    if let Some(name) = custom_title.or(ai_title) {
         let mut fields = Map::new();
         fields.insert("name".into(), json!(name));
         let under = builder.entries.len().checked_sub(1);
