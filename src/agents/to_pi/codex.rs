@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{Builder, Converted, Options, image, text_block, time_of, usage};
+use super::builder::{Builder, image, text_block, time_of, usage};
+use super::types::{Converted, Options};
 use crate::agents::codex;
 use crate::agents::lines::object;
 use crate::agents::transcript::Format;
