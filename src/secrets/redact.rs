@@ -37,7 +37,13 @@ fn protected(position: &Position, is_key: bool) -> Option<&'static str> {
         return Some("the match is in an object key, which redaction never changes");
     }
     let key = position.key()?;
-    if key == "id" || key.ends_with("Id") || key.ends_with("Ids") {
+    // `uuid`, `parentUuid`, `sessionId`: the ids of other agents' lines too.
+    if key == "id"
+        || key.ends_with("Id")
+        || key.ends_with("Ids")
+        || key == "uuid"
+        || key.ends_with("Uuid")
+    {
         return Some("the match is in an id, which redaction never changes");
     }
     match key {

@@ -185,8 +185,8 @@ fn redaction_changes_only_the_matched_text() {
     assert_eq!(found.len(), SITES.len());
 }
 
-/// A match in a key, an id, a parent id, a type, a role or a timestamp is refused, naming the
-/// line, the entry and the JSON path.
+/// A match in a key, an id (pi's `id`/`…Id`, other agents' `uuid`/`…Uuid`), a parent id, a
+/// type, a role or a timestamp is refused, naming the line, the entry and the JSON path.
 #[test]
 fn matches_in_structure_fields_are_refused() {
     let cases: &[(&str, &str, &str)] = &[
@@ -225,6 +225,16 @@ fn matches_in_structure_fields_are_refused() {
             r#"{"type":"m","id":"i","message":{"content":[{"type":"toolCall","id":"abc12345"}]}}"#,
             "abc12345",
             "message.content[0].id",
+        ),
+        (
+            r#"{"type":"user","uuid":"abc12345","parentUuid":null}"#,
+            "abc12345",
+            "uuid",
+        ),
+        (
+            r#"{"type":"user","uuid":"u","logicalParentUuid":"abc12345"}"#,
+            "abc12345",
+            "logicalParentUuid",
         ),
     ];
     for (line, literal, path) in cases {

@@ -104,7 +104,8 @@ pub fn run(args: Args, out: &mut Out) -> Result<(), CliError> {
             ));
         }
     }
-    let found: Vec<Found> = collect_logs(&args.paths);
+    // Other agents' files are read-only for treelog: each is an error here, never rewritten.
+    let found: Vec<Found> = super::foreign::refuse_found(collect_logs(&args.paths));
     if found.is_empty() {
         crate::terminal::eprint_line(&nothing_found(&args.paths));
         return Ok(());

@@ -355,6 +355,16 @@ fn writing_commands_refuse_other_agents_files() {
         (vec!["path", s(&claude)], &claude, "a Claude Code session"),
         (vec!["reindex", s(&codex)], &codex, "a Codex session"),
         (vec!["stats", s(&claude)], &claude, "a Claude Code session"),
+        (
+            vec!["redact", "--literal", "Bash", s(&claude)],
+            &claude,
+            "a Claude Code session",
+        ),
+        (
+            vec!["redact", "--secrets", s(&codex)],
+            &codex,
+            "a Codex session",
+        ),
     ];
     for (args, file, format) in cases {
         let out = homes.treelog(&args);
